@@ -1,0 +1,57 @@
+"""Pinchtab's Flask side: ``create_app`` builds the bridge's HTTP API around one browser."""
+from __future__ import annotations
+
+import atexit
+from typing import Callable
+
+from flask import Flask, g
+from flask.json.provider import DefaultJSONProvider
+
+from cdp.browser import Browser
+
+from . import auth, errors
+from .bridge import Bridge
+from .config import Config, load_config
+
+
+class _JSON(DefaultJSONProvider):
+    ensure_ascii = False  # names and values are often not ASCII; \uXXXX escapes cost tokens
+    sort_keys = False  # keep the documented key order
+
+
+def create_app(config: Config | None = None, *, start_browser: bool = True,
+               browser_factory: Callable[[], Browser] | None = None) -> Flask:
+    """The bridge app. Starts the browser in the background unless ``start_browser`` is False."""
+    config = config or load_config()
+    app = Flask("pinchtab")
+    app.json = _JSON(app)
+    app.config["MAX_CONTENT_LENGTH"] = config.server.max_body_bytes
+    bridge = Bridge(config, browser_factory)
+    app.extensions["pinchtab"] = bridge
+
+    errors.register(app)
+    auth.register(app, config.server.token)
+
+    from .blueprints import actions, content, navigation, snapshot, tabs
+
+    for module in (tabs, navigation, snapshot, actions, content):
+        app.register_blueprint(module.bp)
+
+    @app.after_request
+    def annotate(resp):  # type: ignore[no-untyped-def]
+        tab_id = g.get("tab_id")
+        if tab_id:
+            resp.headers["X-PinchTab-Tab-Id"] = tab_id
+        if g.get("browser_restarted"):
+            # The browser died and this request restarted it: its tabs are gone; say so.
+            resp.headers["X-PinchTab-Browser-Restarted"] = "true"
+            if resp.is_json and isinstance(resp.get_json(silent=True), dict):
+                data = resp.get_json()
+                data["browserRestarted"] = True
+                resp.set_data(app.json.dumps(data))
+        return resp
+
+    if start_browser:
+        bridge.start(background=True)
+        atexit.register(bridge.stop)
+    return app

@@ -1,0 +1,70 @@
+"""The ``pinchtab`` command."""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Sequence
+
+from .config import Config, ConfigError, is_loopback, load_config
+
+log = logging.getLogger("pinchtab")
+
+
+def _bridge_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bridge", help="serve the browser API for one browser",
+                       description="Start one headless Chromium (or attach to a running Chrome) and serve "
+                                   "the browser API on 127.0.0.1:9867.")
+    p.add_argument("--port", type=int, help="port to listen on (default 9867, or PINCHTAB_PORT)")
+    p.add_argument("--bind", help="address to listen on (default 127.0.0.1, or PINCHTAB_BIND)")
+    p.add_argument("--cdp-url", help="attach to a running Chrome (http://host:port or ws://...) instead of launching")
+    p.add_argument("--headed", action="store_true", help="show the browser window")
+    p.add_argument("--chrome", help="browser binary (default: browser.binary, CHROME_BIN, chromium on PATH)")
+    p.set_defaults(run=run_bridge)
+
+
+def build_config(args: argparse.Namespace) -> Config:
+    overrides = {
+        "server.port": args.port,
+        "server.bind": args.bind,
+        "browser.cdpUrl": args.cdp_url,
+        "browser.binary": args.chrome,
+        "instanceDefaults.mode": "headed" if args.headed else None,
+    }
+    return load_config(overrides={k: v for k, v in overrides.items() if v is not None})
+
+
+def check_exposure(config: Config) -> None:
+    """Refuse to serve beyond loopback without a token: anyone could drive the browser."""
+    if not config.server.token and not is_loopback(config.server.bind):
+        raise ConfigError("server.bind", f"binding {config.server.bind} needs a token: set server.token or "
+                                         "PINCHTAB_TOKEN (anyone who reaches the port could drive the browser)")
+
+
+def run_bridge(args: argparse.Namespace) -> int:
+    from .server import BridgeApplication
+
+    config = build_config(args)
+    check_exposure(config)
+    BridgeApplication(config).run()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="pinchtab", description="A browser API for AI agents over HTTP.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _bridge_parser(sub)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.run(args)
+    except ConfigError as exc:
+        print(f"pinchtab: config error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

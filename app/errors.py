@@ -1,0 +1,172 @@
+"""Every error the API answers with, and the one place that turns exceptions into responses.
+
+Views raise; they never build error JSON. The body is always
+``{"error": "<message>", "code": "<code>"}`` plus ``retryable`` and ``details`` when useful.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Flask, jsonify
+from marshmallow import ValidationError
+from werkzeug.exceptions import HTTPException
+
+from cdp import errors as cdp_errors
+
+log = logging.getLogger(__name__)
+MAX_MESSAGE = 1024
+
+
+class APIError(Exception):
+    """An answer other than success: HTTP status, a stable code and a message for people."""
+
+    status = 400
+    code = "bad_request"
+    retryable = False
+
+    def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
+                 details: dict[str, Any] | None = None, retryable: bool | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        if status is not None:
+            self.status = status
+        if retryable is not None:
+            self.retryable = retryable
+        self.details = details or {}
+
+
+class BadRequest(APIError):
+    """The request is malformed or names something invalid."""
+
+
+class Unauthorized(APIError):
+    """No or wrong bearer token."""
+
+    status = 401
+    code = "missing_token"
+
+
+class Forbidden(APIError):
+    """The capability is turned off in the config, or the target is not allowed."""
+
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(APIError):
+    """The tab, ref or element does not exist."""
+
+    status = 404
+    code = "not_found"
+
+
+class Conflict(APIError):
+    """The page is not in a state the request can act on (stale ref, open dialog, navigation)."""
+
+    status = 409
+    code = "conflict"
+
+
+class Unavailable(APIError):
+    """The browser is starting, restarting or gone."""
+
+    status = 503
+    code = "browser_unavailable"
+    retryable = True
+
+
+def disabled(feature: str, setting: str) -> Forbidden:
+    """The 403 of a capability that is off until the config turns it on."""
+    return Forbidden(f"{feature} endpoint is disabled; enable {setting} in config to use this endpoint",
+                     code=f"{feature}_disabled",
+                     details={"setting": setting, "hint": f'set "{setting}": true in the config file',
+                              "remedy": "edit the config and restart pinchtab"})
+
+
+def body(err: APIError) -> dict[str, Any]:
+    out: dict[str, Any] = {"error": err.message[:MAX_MESSAGE], "code": err.code}
+    if err.retryable:
+        out["retryable"] = True
+    if err.details:
+        out["details"] = err.details
+    return out
+
+
+def from_exception(exc: BaseException) -> APIError | None:
+    """The API error for a domain exception (None: not one of ours)."""
+    if isinstance(exc, APIError):
+        return exc
+    if isinstance(exc, ValidationError):
+        field, reason = first_validation_error(exc.messages)
+        return BadRequest(f"{field}: {reason}" if field else reason, code="bad_request",
+                          details={"field": field} if field else None)
+    if isinstance(exc, cdp_errors.StaleRef):
+        return Conflict(str(exc), code="stale_ref",
+                        details={"ref": exc.ref, "role": exc.role, "name": exc.name, "candidates": exc.candidates})
+    if isinstance(exc, cdp_errors.UnknownRef):
+        return NotFound(str(exc), code="ref_not_found", details={"ref": exc.ref})
+    if isinstance(exc, cdp_errors.NoSuchElement):
+        return NotFound(str(exc), code="element_not_found")
+    if isinstance(exc, cdp_errors.DialogBlocking):
+        return Conflict(str(exc), code="dialog_blocking",
+                        details={"dialog_type": exc.dialog_type, "dialog_message": exc.dialog_message,
+                                 "suggestion": "POST /dialog {\"action\": \"accept\"} or \"dismiss\""})
+    if isinstance(exc, cdp_errors.ActionError):
+        return BadRequest(str(exc), code="action_failed")
+    if isinstance(exc, cdp_errors.NavigationError):
+        return APIError(str(exc), status=502, code="navigation_failed")
+    if isinstance(exc, cdp_errors.TargetCrashed):
+        return Conflict(str(exc), code="tab_crashed")
+    if isinstance(exc, cdp_errors.TargetClosed):
+        return NotFound(str(exc), code="tab_closed")
+    if isinstance(exc, cdp_errors.CDPTimeout):
+        return APIError(str(exc), status=504, code="timeout", retryable=True)
+    if isinstance(exc, cdp_errors.BrowserGone):
+        return Unavailable(f"{exc}; the browser is restarted on the next request")
+    if isinstance(exc, cdp_errors.LaunchError):
+        return Unavailable(str(exc), code="browser_launch_failed")
+    if isinstance(exc, cdp_errors.CDPError):
+        return APIError(str(exc), status=500, code="action_failed", retryable=True)
+    return None
+
+
+def first_validation_error(messages: Any, prefix: str = "") -> tuple[str, str]:
+    """The first (field, reason) in marshmallow's nested messages."""
+    if isinstance(messages, dict):
+        for key, value in messages.items():
+            name = f"{prefix}.{key}" if prefix else str(key)
+            if key == "_schema":
+                name = prefix
+            return first_validation_error(value, name)
+    if isinstance(messages, list) and messages:
+        if isinstance(messages[0], str):
+            return prefix, messages[0]
+        return first_validation_error(messages[0], prefix)
+    return prefix, str(messages)
+
+
+def register(app: Flask) -> None:
+    """Map every exception to the one error shape."""
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException):  # type: ignore[no-untyped-def]
+        codes = {404: "not_found", 405: "method_not_allowed", 413: "body_too_large", 400: "bad_request"}
+        msg = exc.description or exc.name
+        if exc.code == 404:
+            msg = "no such route; GET /openapi.json lists every route"
+        return jsonify({"error": msg, "code": codes.get(exc.code or 500, "error")}), exc.code
+
+    @app.errorhandler(Exception)
+    def any_error(exc: Exception):  # type: ignore[no-untyped-def]
+        err = from_exception(exc)
+        if err is None:
+            log.exception("unhandled error")
+            err = APIError(f"internal error: {type(exc).__name__}", status=500, code="internal")
+        resp = jsonify(body(err))
+        resp.status_code = err.status
+        if err.status == 401:
+            resp.headers["WWW-Authenticate"] = f'Bearer realm="pinchtab", error="{err.code}"'
+        return resp

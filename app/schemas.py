@@ -1,0 +1,117 @@
+"""What each route takes: marshmallow schemas that validate requests (and describe them)."""
+from __future__ import annotations
+
+from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate, validates_schema
+
+WAIT_FOR = ("none", "dom", "load", "networkidle", "selector")
+SNAPSHOT_FORMATS = ("json", "compact", "text", "yaml")
+ACTION_KINDS = ("click", "dblclick", "type", "fill", "press", "hover", "focus", "select", "scroll",
+                "check", "uncheck")
+
+
+class Loose(Schema):
+    """Unknown fields are ignored: clients of the original send options we do not have yet."""
+
+    class Meta:
+        unknown = EXCLUDE
+
+
+class Strict(Schema):
+    """Unknown fields are an error: a typo should not silently do nothing."""
+
+
+class TabIdMixin(Schema):
+    tabId = fields.String(validate=validate.Length(min=1))
+
+
+class NavigateSchema(Loose, TabIdMixin):
+    url = fields.String(required=True, validate=validate.Length(min=1),
+                        error_messages={"required": "url required"})
+    newTab = fields.Boolean(load_default=False)
+    timeout = fields.Float(validate=validate.Range(min=0.1, max=120))
+    waitFor = fields.String(load_default="dom", validate=validate.OneOf(WAIT_FOR))
+    waitSelector = fields.String(load_default="")
+
+    @validates_schema
+    def _selector_needs_wait_for(self, data, **kwargs):  # type: ignore[no-untyped-def]
+        if data.get("waitFor") == "selector" and not data.get("waitSelector"):
+            raise ValidationError("waitFor 'selector' needs waitSelector", "waitSelector")
+
+
+class TabActionSchema(Loose, TabIdMixin):
+    action = fields.String(required=True, error_messages={"required": "action must be 'new' or 'focus'"})
+    url = fields.String()
+
+
+class CloseSchema(Loose, TabIdMixin):
+    pass
+
+
+class TabQuerySchema(Loose, TabIdMixin):
+    pass
+
+
+class SnapshotQuerySchema(Loose, TabIdMixin):
+    filter = fields.String(load_default="all", validate=validate.OneOf(("all", "interactive")))
+    interactive = fields.Boolean(load_default=False)
+    format = fields.String(load_default="json", validate=validate.OneOf(SNAPSHOT_FORMATS))
+    compact = fields.Boolean(load_default=False)
+    depth = fields.Integer(load_default=-1, validate=validate.Range(min=-1))
+    maxTokens = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    selector = fields.String(load_default="")
+    after = fields.String(load_default="")
+
+
+class TargetMixin(Schema):
+    ref = fields.String()
+    selector = fields.String()
+    nodeId = fields.Integer()
+    x = fields.Float()
+    y = fields.Float()
+
+
+class ActionSchema(Loose, TabIdMixin, TargetMixin):
+    kind = fields.String(required=True, validate=validate.OneOf(ACTION_KINDS, error="unknown action kind: {input}"),
+                         error_messages={"required": "missing required field 'kind'"})
+    text = fields.String()
+    value = fields.String()
+    key = fields.String()
+    modifiers = fields.Integer(load_default=0, validate=validate.Range(min=0, max=15))
+    button = fields.String(load_default="left", validate=validate.OneOf(("left", "right", "middle")))
+    scrollX = fields.Float()
+    scrollY = fields.Float()
+    deltaX = fields.Float()
+    deltaY = fields.Float()
+    direction = fields.String(validate=validate.OneOf(("up", "down", "left", "right")))
+    pixels = fields.Float(validate=validate.Range(min=1))
+    timeout = fields.Float(validate=validate.Range(min=0.1, max=120))
+
+    @validates_schema
+    def _needs(self, data, **kwargs):  # type: ignore[no-untyped-def]
+        kind = data.get("kind")
+        target = any(k in data for k in ("ref", "selector", "nodeId"))
+        point = "x" in data and "y" in data
+        if kind in ("type", "fill") and "text" not in data and "value" not in data:
+            raise ValidationError(f"{kind} needs 'text'", "text")
+        if kind in ("fill", "focus", "select", "check", "uncheck") and not target:
+            raise ValidationError(f"{kind} needs a target: 'ref', 'selector' or 'nodeId'", "ref")
+        if kind in ("click", "dblclick", "hover") and not (target or point):
+            raise ValidationError(f"{kind} needs a target: 'ref', 'selector', 'nodeId' or 'x' and 'y'", "ref")
+        if kind == "press" and not data.get("key"):
+            raise ValidationError("press needs 'key'", "key")
+        if kind == "select" and "value" not in data and "text" not in data:
+            raise ValidationError("select needs 'value'", "value")
+
+
+class TextQuerySchema(Loose, TabIdMixin):
+    mode = fields.String(load_default="readable", validate=validate.OneOf(("readable", "raw")))
+    format = fields.String(load_default="json", validate=validate.OneOf(("json", "text", "plain")))
+    maxChars = fields.Integer(validate=validate.Range(min=1))
+
+
+class ScreenshotQuerySchema(Loose, TabIdMixin):
+    format = fields.String(load_default="jpeg", validate=validate.OneOf(("jpeg", "jpg", "png")))
+    quality = fields.Integer(load_default=80, validate=validate.Range(min=0, max=100))
+    raw = fields.Boolean(load_default=False)
+    beyondViewport = fields.Boolean(load_default=False)
+    scale = fields.Float(load_default=1.0, validate=validate.Range(min=0.05, max=4))

@@ -1,0 +1,59 @@
+"""``pinchtab bridge`` as a gunicorn application: one gthread worker serving the Flask app.
+
+One worker because every tab and CDP connection lives in that process; gthread because its
+heartbeat runs apart from requests, so a long navigate does not look like a hung worker.
+"""
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+
+from .config import Config
+
+THREADS = 32  # concurrent requests; many are long waits on the browser, not CPU
+
+
+def bind_address(host: str, port: int) -> str:
+    try:
+        if ipaddress.ip_address(host).version == 6:
+            return f"[{host}]:{port}"
+    except ValueError:
+        pass
+    return f"{host}:{port}"
+
+
+class BridgeApplication(BaseApplication):
+    """Serves ``create_app(config)``; the browser starts in the worker, with the server."""
+
+    def __init__(self, config: Config, options: dict[str, Any] | None = None) -> None:
+        self.pt_config = config
+        self.options = options or {}
+        self.flask_app = None
+        super().__init__()
+
+    def load_config(self) -> None:
+        settings = {
+            "bind": bind_address(self.pt_config.server.bind, self.pt_config.server.port),
+            "workers": 1,
+            "worker_class": "gthread",
+            "threads": THREADS,
+            "timeout": 120,
+            "graceful_timeout": 10,
+            "keepalive": 5,
+            "worker_exit": self._worker_exit,
+            **self.options,
+        }
+        for key, value in settings.items():
+            self.cfg.set(key, value)
+
+    def load(self):  # type: ignore[no-untyped-def]
+        from . import create_app
+
+        self.flask_app = create_app(self.pt_config)
+        return self.flask_app
+
+    def _worker_exit(self, server: Any, worker: Any) -> None:
+        if self.flask_app is not None:
+            self.flask_app.extensions["pinchtab"].stop()

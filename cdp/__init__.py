@@ -1,0 +1,1 @@
+"""The threaded Chrome DevTools Protocol client: launcher, connection, tabs, snapshot, actions."""

@@ -1,0 +1,43 @@
+"""Reading a tab: readable or raw text, screenshots."""
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from .snapshot import evaluate
+from .tab import Tab
+
+
+def text(tab: Tab, *, raw: bool = False) -> str:
+    """The page's text: readable (article or body without page chrome) or raw ``innerText``.
+
+    Same-process child frames are appended after the main frame's text, each after a blank line.
+    """
+    expr = "globalThis.__pinchtab.rawText()" if raw else "globalThis.__pinchtab.readable()"
+    parts = []
+    main = tab.frames[tab.main_frame_id or ""]
+    order = [main] + [f for f in tab.frames.values() if f is not main and f.session_id == main.session_id]
+    for frame in order:
+        try:
+            t = evaluate(tab, frame, expr)
+        except Exception:  # a frame that went away mid-read is skipped
+            continue
+        if t and t.strip():
+            parts.append(t.strip())
+    return "\n\n".join(parts)
+
+
+def screenshot(tab: Tab, *, fmt: str = "jpeg", quality: int = 80, full_page: bool = False,
+               scale: float = 1.0) -> bytes:
+    params: dict[str, Any] = {"format": fmt, "captureBeyondViewport": full_page}
+    if fmt == "jpeg":
+        params["quality"] = quality
+    if full_page or scale != 1.0:
+        metrics = tab.call("Page.getLayoutMetrics")
+        size = metrics["cssContentSize"] if full_page else metrics["cssLayoutViewport"]
+        x = 0 if full_page else size.get("pageX", 0)
+        y = 0 if full_page else size.get("pageY", 0)
+        params["clip"] = {"x": x, "y": y, "width": size.get("width", size.get("clientWidth")),
+                          "height": size.get("height", size.get("clientHeight")), "scale": scale}
+    data = tab.call("Page.captureScreenshot", params)["data"]
+    return base64.b64decode(data)

@@ -1,0 +1,72 @@
+"""Errors raised by the CDP client. The HTTP layer maps each to one status and code."""
+from __future__ import annotations
+
+
+class CDPError(Exception):
+    """Chrome answered a command with an error."""
+
+    def __init__(self, method: str, message: str, code: int | None = None) -> None:
+        super().__init__(f"{method}: {message}")
+        self.method = method
+        self.cdp_message = message
+        self.code = code
+
+
+class CDPTimeout(Exception):
+    """A command or a wait passed its deadline."""
+
+
+class TargetClosed(Exception):
+    """The tab was closed or detached; its pending and future calls fail at once."""
+
+
+class TargetCrashed(TargetClosed):
+    """The tab's renderer crashed."""
+
+
+class BrowserGone(Exception):
+    """The connection to the browser closed (the browser exited or crashed)."""
+
+
+class LaunchError(Exception):
+    """The browser could not be found, started or reached."""
+
+
+class StaleRef(Exception):
+    """A ref names a node that is no longer in the document."""
+
+    def __init__(self, ref: str, role: str = "", name: str = "", candidates: list[dict] | None = None) -> None:
+        super().__init__(f"ref {ref} is stale: its element is no longer in the page; take a new /snapshot")
+        self.ref = ref
+        self.role = role
+        self.name = name
+        self.candidates = candidates or []
+
+
+class UnknownRef(Exception):
+    """A ref that this tab's current document never issued."""
+
+    def __init__(self, ref: str) -> None:
+        super().__init__(f"ref {ref} not found - take a /snapshot first")
+        self.ref = ref
+
+
+class NoSuchElement(Exception):
+    """A selector matched nothing."""
+
+
+class ActionError(Exception):
+    """An action could not be carried out (wrong element kind, not focusable, ...)."""
+
+
+class NavigationError(Exception):
+    """Chrome could not load the page (DNS, refused connection, bad URL, ...)."""
+
+
+class DialogBlocking(Exception):
+    """A JavaScript dialog is open and blocks the page."""
+
+    def __init__(self, dialog_type: str, message: str) -> None:
+        super().__init__(f"a {dialog_type} dialog is blocking the page: {message!r}; answer it with POST /dialog")
+        self.dialog_type = dialog_type
+        self.dialog_message = message

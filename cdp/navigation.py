@@ -1,0 +1,115 @@
+"""Navigating a tab and waiting for it to load, on the tab's worker thread."""
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import CDPError, CDPTimeout, NavigationError
+from .tab import Tab
+
+# What "loaded" means for each waitFor value: the main frame's lifecycle event to wait for.
+WAIT_EVENTS = {"none": None, "dom": "DOMContentLoaded", "load": "load", "networkidle": "networkIdle"}
+
+
+def page_info(tab: Tab) -> dict[str, str]:
+    """The main frame's URL and title, read from the page (titles change after load)."""
+    res = tab.call("Runtime.evaluate", {"expression": "[location.href, document.title]", "returnByValue": True})
+    value = (res.get("result") or {}).get("value") or [tab.url, tab.title]
+    tab.url, tab.title = value[0], value[1]
+    return {"url": value[0], "title": value[1]}
+
+
+def navigate(tab: Tab, url: str, *, timeout_s: float, wait_for: str = "dom", wait_selector: str = "") -> dict[str, str]:
+    """Load ``url`` in the tab and wait until ``wait_for``; returns the final url and title."""
+    first = not tab.navigated
+    res = tab.call("Page.navigate", {"url": url}, timeout_s=timeout_s)
+    if res.get("errorText"):
+        raise NavigationError(f"navigate to {url}: {res['errorText']}")
+    tab.navigated = True
+    loader = res.get("loaderId")
+    if loader:  # a new document (same-document navigations have no loader)
+        wait_loaded(tab, res.get("frameId") or tab.main_frame_id, loader, wait_for, timeout_s)
+    if first:
+        # Chrome keeps the blank page we opened the tab with in history; a fresh tab's first page
+        # should be where "back" stops, as the original does with location.replace.
+        try:
+            tab.call("Page.resetNavigationHistory")
+        except CDPError:
+            pass  # the page is mid-swap (a process change); history then keeps about:blank
+    if wait_for == "selector" and wait_selector:
+        wait_selector_present(tab, wait_selector, timeout_s)
+    return page_info(tab)
+
+
+def wait_loaded(tab: Tab, frame_id: str | None, loader: str | None, wait_for: str, timeout_s: float) -> None:
+    """Wait for the frame's document ``loader`` to reach the lifecycle event of ``wait_for``."""
+    event = WAIT_EVENTS.get(wait_for, "DOMContentLoaded")
+    if event is None or frame_id is None:
+        return
+
+    def reached() -> bool:
+        fr = tab.frames.get(frame_id)
+        return fr is not None and (loader is None or fr.loader_id == loader) and event in fr.lifecycle
+
+    if not tab.wait_for(reached, timeout_s):
+        raise CDPTimeout(f"page did not reach {wait_for!r} within {timeout_s:.0f} s")
+
+
+def wait_selector_present(tab: Tab, selector: str, timeout_s: float) -> None:
+    import json
+
+    expr = f"!!document.querySelector({json.dumps(selector)})"
+
+    def present() -> bool:
+        try:
+            res = tab.call("Runtime.evaluate", {"expression": expr, "returnByValue": True})
+        except CDPError:
+            return False
+        return bool((res.get("result") or {}).get("value"))
+
+    # Polling the DOM: there is no event for "a selector now matches"; each poll is one round trip.
+    deadline_ok = tab.wait_for(lambda: present() or _pause(tab), timeout_s)
+    if not deadline_ok:
+        raise CDPTimeout(f"selector {selector!r} did not appear within {timeout_s:.0f} s")
+
+
+def _pause(tab: Tab) -> bool:
+    tab.wait_for(lambda: False, 0.05)  # handle events for 50 ms between polls
+    return False
+
+
+def history_step(tab: Tab, delta: int, timeout_s: float) -> dict[str, Any]:
+    """Go ``delta`` entries back (-1) or forward (+1); at either end nothing happens."""
+    hist = tab.call("Page.getNavigationHistory")
+    index = hist["currentIndex"] + delta
+    entries = hist["entries"]
+    if 0 <= index < len(entries):
+        seq = tab.nav_seq
+        tab.call("Page.navigateToHistoryEntry", {"entryId": entries[index]["id"]})
+        _wait_moved(tab, seq, timeout_s)
+    return page_info(tab)
+
+
+def reload(tab: Tab, timeout_s: float) -> dict[str, Any]:
+    seq = tab.nav_seq
+    tab.call("Page.reload", {})
+    _wait_moved(tab, seq, timeout_s)
+    return page_info(tab)
+
+
+def _wait_moved(tab: Tab, seq: int, timeout_s: float) -> None:
+    """Wait for the main frame to commit (any navigation), then for its document to be parsed.
+
+    A back-forward-cache restore fires no lifecycle events, so readiness is read from the page.
+    """
+    if not tab.wait_for(lambda: tab.nav_seq != seq, min(timeout_s, 10.0)):
+        raise CDPTimeout("the page did not move within 10 s")
+    expr = "document.readyState"
+
+    def parsed() -> bool:
+        try:
+            res = tab.call("Runtime.evaluate", {"expression": expr, "returnByValue": True})
+        except CDPError:
+            return False  # the context was replaced under us; ask again
+        return (res.get("result") or {}).get("value") in ("interactive", "complete")
+
+    tab.wait_for(lambda: parsed() or _pause(tab), min(timeout_s, 5.0))

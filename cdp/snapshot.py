@@ -1,0 +1,238 @@
+"""Taking a snapshot: our in-page walker per frame, frames merged under their owners, refs kept.
+
+Chrome's ``Accessibility.getFullAXTree`` costs ~2 s on a page of 5,000 controls (an 8.8 MB
+reply); the walker in ``scripts/snapshot.js`` computes the same roles and names inside the page,
+in our isolated world, in tens of milliseconds. One call per frame, never one per node.
+
+Refs are kept by the walker: a WeakMap from DOM node to ref in each frame's world, so the same
+node keeps its ref across snapshots and filters for as long as it lives, and a ref can never be
+re-bound to another node. This module keeps the tab-wide side: the counter (numbering restarts
+with each new main-frame document), which frame each ref lives in, and what each ref last was
+(for ``stale_ref`` candidates).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .browser import WORLD, world_scripts
+from .errors import CDPError, StaleRef, UnknownRef
+from .tab import Frame, Tab
+
+REF_RE = re.compile(r"^e(\d+)$")
+_MISSING = "__pinchtab_missing__"
+_SCRIPT: str | None = None
+
+
+def _script() -> str:
+    global _SCRIPT
+    if _SCRIPT is None:
+        _SCRIPT = world_scripts()
+    return _SCRIPT
+
+
+@dataclass
+class RefTable:
+    """The tab-wide half of the refs of one main-frame document."""
+
+    epoch: int
+    next: int = 0
+    retired_below: int = 0  # refs under this number belonged to an earlier document
+    frame_of: dict[str, str] = field(default_factory=dict)  # ref -> frame id
+    seen: dict[str, tuple[str, str]] = field(default_factory=dict)  # ref -> (role, name)
+    owners: dict[str, str] = field(default_factory=dict)  # child frame id -> ref of its <iframe>
+
+
+@dataclass
+class Element:
+    """A DOM node we can act on: a remote object in our world of its frame."""
+
+    object_id: str
+    frame_id: str
+    session_id: str
+    ctx: int
+    ref: str | None = None
+
+
+def refs_of(tab: Tab) -> RefTable:
+    """The tab's ref table for its current main-frame document (a new document starts afresh)."""
+    table: RefTable | None = tab.state.get("refs")
+    if table is None or table.epoch != tab.document_epoch:
+        retired = max(table.next, table.retired_below) if table else 0
+        table = RefTable(epoch=tab.document_epoch, retired_below=retired)
+        tab.state["refs"] = table
+    return table
+
+
+# --- running code in our world ---------------------------------------------------------------
+def world(tab: Tab, frame: Frame) -> int:
+    """Our isolated world's context in ``frame``, created (and the walker loaded) if missing."""
+    if frame.world_ctx is None:
+        res = tab.call("Page.createIsolatedWorld", {"frameId": frame.frame_id, "worldName": WORLD},
+                       session_id=frame.session_id)
+        frame.world_ctx = res["executionContextId"]
+    return frame.world_ctx
+
+
+def _is_gone_context(exc: CDPError) -> bool:
+    msg = exc.cdp_message.lower()
+    return "context" in msg and ("not find" in msg or "destroyed" in msg or "not found" in msg)
+
+
+def evaluate(tab: Tab, frame: Frame, expression: str, *, by_value: bool = True, timeout_s: float | None = None) -> Any:
+    """Evaluate ``expression`` in our world of ``frame`` (loading the walker first if needed).
+
+    Returns the value (``by_value``) or the remote object. A context that vanished under us (the
+    frame navigated) is recreated once.
+    """
+    loaded = False
+    for attempt in range(3):
+        ctx = world(tab, frame)
+        # The walker is normally there already (added to every new document); load it when not.
+        expr = expression if loaded else f"globalThis.__pinchtab ? ({expression}) : {_MISSING!r}"
+        try:
+            res = tab.call("Runtime.evaluate", {"expression": expr, "contextId": ctx, "returnByValue": by_value,
+                                                "awaitPromise": False}, session_id=frame.session_id,
+                           timeout_s=timeout_s)
+        except CDPError as exc:
+            if attempt < 2 and _is_gone_context(exc):
+                frame.world_ctx = None
+                continue
+            raise
+        if "exceptionDetails" in res:
+            d = res["exceptionDetails"]
+            text = (d.get("exception") or {}).get("description") or d.get("text", "script error")
+            raise CDPError("Runtime.evaluate", text.split("\n")[0])
+        result = res["result"]
+        if not loaded and result.get("value") == _MISSING:
+            tab.call("Runtime.evaluate", {"expression": _script(), "contextId": ctx}, session_id=frame.session_id)
+            loaded = True
+            continue
+        return result.get("value") if by_value else result
+    raise AssertionError("unreachable")
+
+
+def call_on(tab: Tab, el: Element, function: str, *args: Any, by_value: bool = True,
+            watch_dialog: bool = False) -> Any:
+    """Call ``function`` with ``this`` = the element and JSON ``args``, in our world."""
+    res = tab.call("Runtime.callFunctionOn", {
+        "functionDeclaration": function, "objectId": el.object_id,
+        "arguments": [{"value": a} for a in args], "returnByValue": by_value, "awaitPromise": False,
+    }, session_id=el.session_id, watch_dialog=watch_dialog)
+    if "exceptionDetails" in res:
+        d = res["exceptionDetails"]
+        text = (d.get("exception") or {}).get("description") or d.get("text", "script error")
+        raise CDPError("Runtime.callFunctionOn", text.split("\n")[0])
+    return res["result"].get("value") if by_value else res["result"]
+
+
+# --- snapshot --------------------------------------------------------------------------------
+def take(tab: Tab, *, filter: str = "all", details: bool = False, max_depth: int = -1,
+         root: Element | None = None) -> list[dict[str, Any]]:
+    """The tab's nodes in document order, frames inlined under their owners; refs recorded."""
+    table = refs_of(tab)
+    if tab.main_frame_id is None:
+        return []
+    if root is not None:
+        frame = tab.frames[root.frame_id]
+    else:
+        frame = tab.frames[tab.main_frame_id]
+    nodes = _walk_frame(tab, table, frame, filter, details, max_depth, root, depth_offset=0)
+    for node in nodes:
+        table.seen[node["ref"]] = (node["role"], node.get("name", ""))
+    return nodes
+
+
+def _walk_frame(tab: Tab, table: RefTable, frame: Frame, filter: str, details: bool, max_depth: int,
+                root: Element | None, depth_offset: int) -> list[dict[str, Any]]:
+    opts = {"filter": filter, "nextRef": table.next, "details": details, "maxDepth": max_depth}
+    if root is not None:
+        res = call_on(tab, root, "function(o){return globalThis.__pinchtab.snapshot(o, this)}", opts)
+    else:
+        res = evaluate(tab, frame, f"globalThis.__pinchtab.snapshot({json.dumps(opts)})")
+    table.next = max(table.next, res["nextRef"])
+    nodes: list[dict[str, Any]] = res["nodes"]
+    out: list[dict[str, Any]] = []
+    children = [f for f in tab.frames.values() if f.parent_id == frame.frame_id]
+    owner_to_frame = _frame_owners(tab, table, frame, children) if children else {}
+    for node in nodes:
+        if depth_offset:
+            node["depth"] += depth_offset
+        table.frame_of[node["ref"]] = frame.frame_id
+        if frame.frame_id != tab.main_frame_id:
+            node["frameId"] = frame.frame_id
+        out.append(node)
+        if node.pop("frame", False):
+            child = owner_to_frame.get(node["ref"])
+            if child is None:
+                continue
+            node["childFrameId"] = child.frame_id
+            if child.url:
+                node["childFrameUrl"] = child.url
+            sub_depth = node["depth"] + 1
+            if max_depth >= 0 and sub_depth > max_depth:
+                continue
+            sub_max = max_depth - sub_depth if max_depth >= 0 else -1
+            try:
+                out += _walk_frame(tab, table, child, filter, details, sub_max, None, sub_depth)
+            except CDPError:
+                continue  # a frame that navigated away mid-snapshot: its owner stays, contents skipped
+    return out
+
+
+def _frame_owners(tab: Tab, table: RefTable, parent: Frame, children: list[Frame]) -> dict[str, Frame]:
+    """Map each child frame's ``<iframe>`` ref to the frame (three calls per frame, cached per document)."""
+    result: dict[str, Frame] = {}
+    for child in children:
+        ref = table.owners.get(child.frame_id)
+        if ref is None or table.frame_of.get(ref) != parent.frame_id:
+            try:
+                owner = tab.call("DOM.getFrameOwner", {"frameId": child.frame_id}, session_id=parent.session_id)
+                obj = tab.call("DOM.resolveNode", {"backendNodeId": owner["backendNodeId"],
+                                                   "executionContextId": world(tab, parent)},
+                               session_id=parent.session_id)["object"]
+                el = Element(obj["objectId"], parent.frame_id, parent.session_id, world(tab, parent))
+                ref = call_on(tab, el, "function(){return globalThis.__pinchtab.refOf(this)}")
+            except CDPError:
+                continue
+            if not ref:
+                continue
+            table.owners[child.frame_id] = ref
+        result[ref] = child
+    return result
+
+
+# --- refs back to elements -------------------------------------------------------------------
+def resolve_ref(tab: Tab, ref: str) -> Element:
+    """The live element behind ``ref``; StaleRef when its node is gone, UnknownRef when never issued."""
+    m = REF_RE.match(ref)
+    table = refs_of(tab)
+    if not m:
+        raise UnknownRef(ref)
+    frame_id = table.frame_of.get(ref)
+    if frame_id is None:
+        if int(m.group(1)) < table.retired_below:
+            raise StaleRef(ref)  # issued for a document this tab has since left
+        raise UnknownRef(ref)
+    frame = tab.frames.get(frame_id)
+    obj = None
+    if frame is not None and frame.world_ctx is not None:
+        try:
+            obj = evaluate(tab, frame, f"globalThis.__pinchtab.resolve({json.dumps(ref)})", by_value=False)
+        except CDPError:
+            obj = None
+    if not obj or obj.get("subtype") == "null" or "objectId" not in obj:
+        role, name = table.seen.get(ref, ("", ""))
+        raise StaleRef(ref, role, name, candidates(tab, ref, role, name))
+    return Element(obj["objectId"], frame.frame_id, frame.session_id, frame.world_ctx, ref)  # type: ignore[union-attr]
+
+
+def candidates(tab: Tab, ref: str, role: str, name: str) -> list[dict[str, str]]:
+    """Current refs with the same role and name as a stale one (from the latest snapshot)."""
+    if not role:
+        return []
+    fresh = take(tab, filter="interactive")
+    return [{"ref": n["ref"], "role": n["role"], "name": n.get("name", "")}
+            for n in fresh if n["ref"] != ref and n["role"] == role and n.get("name", "") == name][:5]

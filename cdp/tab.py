@@ -1,0 +1,361 @@
+"""A tab: its CDP session, its worker thread and its event queue.
+
+HTTP threads hand work to a tab with ``Tab.run``; the tab's worker thread runs one job at a time
+(so actions on a tab never interleave) while other tabs run in parallel. The reader thread only
+appends to the tab's inbox; the worker handles events between and *during* jobs: every wait in a
+job (``call``, ``wait_for``) pumps the inbox, so state such as "a dialog opened" or "the page
+loaded" is current while a job waits, and a waiter registered before its trigger cannot miss a
+fast event (it checks state the handlers already recorded).
+"""
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from .errors import BrowserGone, CDPTimeout, DialogBlocking, TargetClosed, TargetCrashed
+
+if TYPE_CHECKING:
+    from .connection import Connection
+
+log = logging.getLogger(__name__)
+
+EVENT_QUEUE_MAX = 5000
+CONSOLE_RING = 1000
+Handler = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class Frame:
+    """A frame of this tab: which session reaches it and our isolated world's context there."""
+
+    frame_id: str
+    session_id: str
+    parent_id: str | None = None
+    url: str = ""
+    name: str = ""
+    loader_id: str = ""
+    world_ctx: int | None = None  # our isolated world in the frame's current document
+    lifecycle: set[str] = field(default_factory=set)  # lifecycle events seen for loader_id
+
+
+@dataclass
+class Dialog:
+    type: str
+    message: str
+    default_prompt: str = ""
+    url: str = ""
+
+
+class _Job:
+    __slots__ = ("fn", "future", "deadline")
+
+    def __init__(self, fn: Callable[[], Any], deadline: float) -> None:
+        self.fn = fn
+        self.future: Future = Future()
+        self.deadline = deadline
+
+
+class Tab:
+    """One page target, attached over a flat session."""
+
+    def __init__(self, conn: Connection, target_id: str, session_id: str, *, world: str) -> None:
+        self.conn = conn
+        self.id = target_id
+        self.session_id = session_id
+        self.world = world
+        self.created_at = time.time()
+        self.last_used = self.created_at
+        self.url = "about:blank"
+        self.title = ""
+        self.navigated = False  # the first navigation of a fresh tab drops about:blank from history
+        self.frames: dict[str, Frame] = {}
+        self.main_frame_id: str | None = None
+        self.dialog: Dialog | None = None
+        self.console: collections.deque[dict[str, Any]] = collections.deque(maxlen=CONSOLE_RING)
+        self.errors: collections.deque[dict[str, Any]] = collections.deque(maxlen=CONSOLE_RING)
+        self.dropped_events = 0
+        self.document_epoch = 0  # bumped when the main frame commits a new document
+        self.nav_seq = 0  # bumped by every main-frame navigation, same-document ones included
+        self.state: dict[str, Any] = {}  # per-tab bookkeeping of higher layers (refs, last snapshot)
+        self._handlers: dict[str, list[Handler]] = collections.defaultdict(list)
+        self._cond = threading.Condition()
+        self._events: collections.deque[tuple[str, dict[str, Any]]] = collections.deque()
+        self._jobs: collections.deque[_Job] = collections.deque()
+        self._closed: Exception | None = None
+        self._job_deadline: float | None = None
+        self._thread = threading.Thread(target=self._work_loop, name=f"tab:{target_id[:8]}", daemon=True)
+        self._install_handlers()
+        self._thread.start()
+
+    # --- from the reader thread: queue only ------------------------------------------------
+    def deliver(self, session_id: str, msg: dict[str, Any]) -> None:
+        with self._cond:
+            if len(self._events) >= EVENT_QUEUE_MAX:
+                self._events.popleft()  # oldest dropped and counted, never block the reader
+                self.dropped_events += 1
+            self._events.append((session_id, msg))
+            self._cond.notify_all()
+
+    def fail(self, exc: Exception) -> None:
+        with self._cond:
+            if self._closed is None:
+                self._closed = exc
+            self._cond.notify_all()
+
+    # --- from HTTP threads -----------------------------------------------------------------------
+    @property
+    def closed(self) -> Exception | None:
+        return self._closed
+
+    def run(self, fn: Callable[[], Any], timeout_s: float) -> Any:
+        """Run ``fn`` on this tab's worker, after the jobs before it; wait at most ``timeout_s``."""
+        if self._closed is not None:
+            raise self._closed
+        job = _Job(fn, time.monotonic() + timeout_s)
+        with self._cond:
+            self._jobs.append(job)
+            self._cond.notify_all()
+        self.last_used = time.time()
+        try:
+            # The job bounds its own waits by its deadline; the margin covers queueing behind others.
+            return job.future.result(timeout=timeout_s + 5.0)
+        except TimeoutError:
+            raise CDPTimeout(f"tab {self.id} is busy: the request did not finish within {timeout_s:.0f} s") from None
+
+    # --- on the worker thread --------------------------------------------------------------------
+    def on(self, method: str, handler: Handler) -> None:
+        """Run ``handler(session_id, params)`` on the worker for every ``method`` event."""
+        self._handlers[method].append(handler)
+
+    def remaining(self, timeout_s: float | None = None) -> float:
+        """Seconds left for a wait: the smaller of ``timeout_s`` and the current job's deadline."""
+        now = time.monotonic()
+        left = float("inf") if timeout_s is None else timeout_s
+        if self._job_deadline is not None:
+            left = min(left, self._job_deadline - now)
+        return max(left, 0.0) if left != float("inf") else 30.0
+
+    def send(self, method: str, params: dict[str, Any] | None = None, session_id: str | None = None) -> Future:
+        fut = self.conn.send(method, params, session_id or self.session_id)
+        fut.add_done_callback(self._wake)
+        return fut
+
+    def call(self, method: str, params: dict[str, Any] | None = None, *, session_id: str | None = None,
+             timeout_s: float | None = None, watch_dialog: bool = False) -> dict[str, Any]:
+        """Send a command on this tab's session and wait for its result, handling events meanwhile.
+
+        ``watch_dialog``: give up as soon as a JavaScript dialog opens (input events do not
+        answer while one is open) and raise DialogBlocking.
+        """
+        if threading.current_thread() is not self._thread:
+            return self.conn.call(method, params, session_id or self.session_id, timeout_s or 30.0)
+        fut = self.send(method, params, session_id)
+        return self.wait_result(fut, method, timeout_s, watch_dialog=watch_dialog)
+
+    def wait_result(self, fut: Future, method: str, timeout_s: float | None = None, *,
+                    watch_dialog: bool = False) -> dict[str, Any]:
+        interrupt = (lambda: self.dialog is not None) if watch_dialog else None
+        if not self.wait_for(fut.done, timeout_s, interrupt=interrupt):
+            self.conn.forget(fut)
+            if interrupt is not None and interrupt():
+                raise DialogBlocking(self.dialog.type, self.dialog.message)  # type: ignore[union-attr]
+            raise CDPTimeout(f"{method} did not answer in time")
+        return fut.result()
+
+    def wait_for(self, predicate: Callable[[], bool], timeout_s: float | None = None, *,
+                 interrupt: Callable[[], bool] | None = None) -> bool:
+        """Handle events until ``predicate()`` holds (True) or the time is up (False)."""
+        deadline = time.monotonic() + self.remaining(timeout_s)
+        while True:
+            self._pump()
+            if predicate():
+                return True
+            if interrupt is not None and interrupt():
+                return False
+            if self._closed is not None:
+                raise self._closed
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            with self._cond:
+                if not self._events and self._closed is None:
+                    self._cond.wait(min(left, 1.0))
+
+    def _wake(self, _fut: Future | None = None) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+    def _pump(self) -> None:
+        while True:
+            with self._cond:
+                if not self._events:
+                    return
+                session_id, msg = self._events.popleft()
+            self._dispatch(session_id, msg)
+
+    def _dispatch(self, session_id: str, msg: dict[str, Any]) -> None:
+        for handler in self._handlers.get(msg.get("method", ""), ()):
+            try:
+                handler(session_id, msg.get("params") or {})
+            except Exception:  # a broken handler must not kill the tab
+                log.exception("tab %s: handler for %s failed", self.id, msg.get("method"))
+
+    def _work_loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._jobs and not self._events and self._closed is None:
+                    self._cond.wait(5.0)
+                job = self._jobs.popleft() if self._jobs else None
+                closed = self._closed
+            self._pump()
+            if job is None:
+                if closed is not None:
+                    break
+                continue
+            if closed is not None:
+                job.future.set_exception(closed)
+                continue
+            self._job_deadline = job.deadline
+            try:
+                job.future.set_result(job.fn())
+            except BaseException as exc:  # handed to the caller, who maps it to an answer
+                job.future.set_exception(exc)
+            finally:
+                self._job_deadline = None
+        # Closed: fail whatever is still queued, at once.
+        with self._cond:
+            jobs, self._jobs = list(self._jobs), collections.deque()
+        for job in jobs:
+            job.future.set_exception(self._closed or TargetClosed("tab closed"))
+
+    # --- state kept from events ------------------------------------------------------------------
+    def _install_handlers(self) -> None:
+        self.on("Page.frameAttached", self._on_frame_attached)
+        self.on("Page.frameNavigated", self._on_frame_navigated)
+        self.on("Page.navigatedWithinDocument", self._on_within_document)
+        self.on("Page.frameDetached", self._on_frame_detached)
+        self.on("Page.lifecycleEvent", self._on_lifecycle)
+        self.on("Runtime.executionContextCreated", self._on_context_created)
+        self.on("Runtime.executionContextDestroyed", self._on_context_destroyed)
+        self.on("Runtime.executionContextsCleared", self._on_contexts_cleared)
+        self.on("Page.javascriptDialogOpening", self._on_dialog_opening)
+        self.on("Page.javascriptDialogClosed", self._on_dialog_closed)
+        self.on("Runtime.consoleAPICalled", self._on_console)
+        self.on("Runtime.exceptionThrown", self._on_exception)
+        self.on("Target.detachedFromTarget", self._on_detached)
+        self.on("Inspector.targetCrashed", self._on_crashed)
+
+    def frame(self, frame_id: str, session_id: str | None = None) -> Frame:
+        fr = self.frames.get(frame_id)
+        if fr is None:
+            fr = self.frames[frame_id] = Frame(frame_id, session_id or self.session_id)
+        return fr
+
+    def _on_frame_attached(self, session_id: str, p: dict[str, Any]) -> None:
+        self.frame(p["frameId"], session_id).parent_id = p.get("parentFrameId")
+
+    def _on_frame_navigated(self, session_id: str, p: dict[str, Any]) -> None:
+        info = p["frame"]
+        fr = self.frame(info["id"], session_id)
+        fr.parent_id = info.get("parentId")
+        fr.url = info.get("url", "") + info.get("urlFragment", "")
+        fr.name = info.get("name", "")
+        if info.get("loaderId") != fr.loader_id:
+            fr.loader_id = info.get("loaderId", "")
+            fr.lifecycle = set()
+        if fr.parent_id is None and session_id == self.session_id:
+            self.main_frame_id = fr.frame_id
+            self.url = fr.url
+            self.document_epoch += 1
+            self.nav_seq += 1
+
+    def _on_within_document(self, session_id: str, p: dict[str, Any]) -> None:
+        fr = self.frames.get(p["frameId"])
+        if fr is not None:
+            fr.url = p.get("url", fr.url)
+            if fr.frame_id == self.main_frame_id:
+                self.url = fr.url
+                self.nav_seq += 1
+
+    def _on_frame_detached(self, session_id: str, p: dict[str, Any]) -> None:
+        # "swap" means the frame moved to another process (it becomes an out-of-process iframe).
+        if p.get("reason") != "swap":
+            self.frames.pop(p["frameId"], None)
+
+    def _on_lifecycle(self, session_id: str, p: dict[str, Any]) -> None:
+        fr = self.frame(p["frameId"], session_id)
+        if p.get("loaderId") and p["loaderId"] != fr.loader_id:  # a new document is loading
+            fr.loader_id = p["loaderId"]
+            fr.lifecycle = set()
+        fr.lifecycle.add(p.get("name", ""))
+
+    def _on_context_created(self, session_id: str, p: dict[str, Any]) -> None:
+        ctx = p["context"]
+        aux = ctx.get("auxData") or {}
+        if ctx.get("name") == self.world and aux.get("frameId"):
+            self.frame(aux["frameId"], session_id).world_ctx = ctx["id"]
+
+    def _on_context_destroyed(self, session_id: str, p: dict[str, Any]) -> None:
+        for fr in self.frames.values():
+            if fr.world_ctx == p.get("executionContextId") and fr.session_id == session_id:
+                fr.world_ctx = None
+
+    def _on_contexts_cleared(self, session_id: str, p: dict[str, Any]) -> None:
+        for fr in self.frames.values():
+            if fr.session_id == session_id:
+                fr.world_ctx = None
+
+    def _on_dialog_opening(self, session_id: str, p: dict[str, Any]) -> None:
+        self.dialog = Dialog(p.get("type", "unknown"), p.get("message", ""), p.get("defaultPrompt", ""), p.get("url", ""))
+
+    def _on_dialog_closed(self, session_id: str, p: dict[str, Any]) -> None:
+        self.dialog = None
+
+    def _on_console(self, session_id: str, p: dict[str, Any]) -> None:
+        parts = []
+        for arg in p.get("args", []):
+            if "value" in arg:
+                parts.append(str(arg["value"]))
+            else:
+                parts.append(arg.get("description") or arg.get("type", ""))
+        entry: dict[str, Any] = {"timestamp": _ms_iso(p.get("timestamp")), "level": p.get("type", "log"),
+                                 "message": " ".join(parts)}
+        frames = (p.get("stackTrace") or {}).get("callFrames") or []
+        if frames and frames[0].get("url"):
+            entry["source"] = frames[0]["url"]
+        self.console.append(entry)
+
+    def _on_exception(self, session_id: str, p: dict[str, Any]) -> None:
+        d = p.get("exceptionDetails") or {}
+        exc = d.get("exception") or {}
+        entry: dict[str, Any] = {"timestamp": _ms_iso(p.get("timestamp")),
+                                 "message": exc.get("description") or d.get("text", "")}
+        for src, key in (("url", "url"), ("lineNumber", "line"), ("columnNumber", "column")):
+            if d.get(src) not in (None, ""):
+                entry[key] = d[src]
+        self.errors.append(entry)
+
+    def _on_detached(self, session_id: str, p: dict[str, Any]) -> None:
+        if p.get("sessionId") == self.session_id:
+            self.fail(TargetClosed(f"tab {self.id} was closed"))
+        else:  # an out-of-process iframe or worker went away
+            for fid in [f.frame_id for f in self.frames.values() if f.session_id == p.get("sessionId")]:
+                self.frames.pop(fid, None)
+
+    def _on_crashed(self, session_id: str, p: dict[str, Any]) -> None:
+        if session_id == self.session_id:
+            self.fail(TargetCrashed(f"tab {self.id} crashed; close it and open a new one"))
+
+
+def _ms_iso(ts: float | None) -> str:
+    """CDP timestamps (ms since epoch) as ISO 8601 UTC."""
+    t = (ts / 1000.0) if ts else time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int((t % 1) * 1000):03d}Z"
+
+
+__all__ = ["Tab", "Frame", "Dialog", "BrowserGone"]

@@ -1,0 +1,227 @@
+"""Shared fixtures: pages served on 127.0.0.1, one real headless Chromium per session, the app.
+
+Every browser test drives a real Chromium (Debian's ``chromium`` or ``CHROME_BIN``) against pages
+this process serves; nothing reaches the internet and nothing sleeps: waits poll a predicate
+with a deadline.
+"""
+from __future__ import annotations
+
+import http.server
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = Path(__file__).resolve().parent / "pages"
+sys.path.insert(0, str(ROOT))
+
+
+def wait_until(predicate: Callable[[], Any], timeout_s: float = 10.0, interval_s: float = 0.02) -> Any:
+    """Poll ``predicate`` until it returns something truthy; fail the test at the deadline."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout_s} s")
+        time.sleep(interval_s)  # the poll interval of a bounded wait, not a fixed delay
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    """Static pages from tests/pages plus a few dynamic ones (slow responses, a form echo)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, directory=str(PAGES), **kwargs)
+
+    def log_message(self, *args: Any) -> None:  # keep test output clean
+        pass
+
+    def do_GET(self) -> None:
+        url = urlparse(self.path)
+        q = parse_qs(url.query)
+        if url.path == "/slow":
+            # Holds the response for ?ms= (bounded), to test navigate timeouts.
+            time.sleep(min(int(q.get("ms", ["1000"])[0]), 10000) / 1000)
+            return self._html(f"<title>Slow</title><p>slow page {q.get('ms', [''])[0]}</p>")
+        if url.path == "/echo":
+            items = "".join(f"<li>{k}={v[0]}</li>" for k, v in q.items())
+            return self._html(f"<title>Echo</title><h1>Echo</h1><ul>{items}</ul>")
+        return super().do_GET()
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", "0") or 0)
+        form = parse_qs(self.rfile.read(length).decode())
+        if urlparse(self.path).path == "/login":
+            user = form.get("username", [""])[0]
+            ok = user == "agent" and form.get("password", [""])[0] == "s3cret"
+            if ok:
+                return self._html(f"<title>Welcome</title><h1>Welcome, {user}</h1><a href='/table.html'>Orders</a>")
+            return self._html("<title>Login failed</title><h1>Wrong username or password</h1>", 401)
+        self._html("<title>Posted</title>")
+
+    def _html(self, body: str, status: int = 200) -> None:
+        data = f"<!doctype html><html><head><meta charset=utf-8>{body}</html>".encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class Site:
+    def __init__(self) -> None:
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, name="test-site", daemon=True)
+        self.thread.start()
+
+    def url(self, path: str = "/") -> str:
+        return f"http://127.0.0.1:{self.port}/{path.lstrip('/')}"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope="session")
+def site() -> Iterator[Site]:
+    s = Site()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def site2() -> Iterator[Site]:
+    """A second origin (another port) for cross-origin frames."""
+    s = Site()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    from cdp.browser import Browser
+
+    b = Browser()
+    b.start()
+    yield b
+    b.stop()
+
+
+@pytest.fixture
+def tab(browser: Any) -> Iterator[Any]:
+    t = browser.new_tab()
+    yield t
+    try:
+        browser.close_tab(t.id)
+    except Exception:
+        pass
+
+
+def run(tab: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run ``fn(tab, ...)`` on the tab's worker (as the HTTP layer does)."""
+    return tab.run(lambda: fn(tab, *args, **kwargs), 30)
+
+
+def make_config(tmp_path: Path, **overrides: Any) -> Any:
+    from app.config import load_config
+
+    return load_config(env={"HOME": str(tmp_path)}, overrides=overrides)
+
+
+@pytest.fixture
+def app_factory(browser: Any, tmp_path: Path) -> Iterator[Callable[..., Any]]:
+    """Build a Flask app on the session's browser; tabs a test opens are closed after it."""
+    from app import create_app
+
+    before = {p["targetId"] for p in browser.pages()}
+
+    def build(**overrides: Any) -> Any:
+        app = create_app(make_config(tmp_path, **overrides), start_browser=False, browser_factory=lambda: browser)
+        app.extensions["pinchtab"].start(background=False)
+        app.testing = True
+        return app
+
+    yield build
+    for p in browser.pages():
+        if p["targetId"] not in before:
+            try:
+                browser.close_tab(p["targetId"])
+            except Exception:
+                pass
+
+
+@pytest.fixture
+def client(app_factory: Callable[..., Any]) -> Any:
+    return app_factory().test_client()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class BridgeProcess:
+    """``pinchtab bridge`` as a real gunicorn server in a subprocess."""
+
+    def __init__(self, tmp_path: Path, env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        full_env = {**os.environ, "HOME": str(tmp_path), "PINCHTAB_PORT": str(self.port), **(env or {})}
+        full_env.pop("PINCHTAB_CONFIG", None)
+        self.log = open(tmp_path / "bridge.log", "w+b")
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "bridge", *args], cwd=str(ROOT),
+                                     env=full_env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_healthy(self, timeout_s: float = 30.0) -> None:
+        def ok() -> bool:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"bridge exited: {self.output()}")
+            try:
+                return requests.get(self.base + "/health", timeout=1).json().get("status") == "ok"
+            except (requests.RequestException, ValueError):
+                return False
+
+        wait_until(ok, timeout_s, 0.05)
+
+    def output(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+    def stop(self) -> None:
+        import signal
+
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=5)
+        self.log.close()
+
+
+@pytest.fixture
+def bridge_process(tmp_path: Path) -> Iterator[Callable[..., BridgeProcess]]:
+    started: list[BridgeProcess] = []
+
+    def start(env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> BridgeProcess:
+        bp = BridgeProcess(tmp_path, env, args)
+        started.append(bp)
+        return bp
+
+    yield start
+    for bp in started:
+        bp.stop()
