@@ -82,15 +82,18 @@ class Bridge:
         if not self._ready.is_set():
             return {"status": "starting"}
         b = self.browser
-        if b is None or not b.alive():
+        if b is None or not b.alive() or (b.process is not None and not b.process.alive()):
             reason = str(self.start_error) if self.start_error else "browser is not running"
             return {"status": "error", "reason": reason}
         return {"status": "ok", "tabs": len(b.pages()), "restarts": self.restarts}
 
     def ensure(self) -> Browser:
         """The running browser; waits for the start, restarts a dead one (and flags the answer)."""
-        if not self._ready.wait(START_WAIT_S):
+        if not self._ready.is_set() and not self._ready.wait(START_WAIT_S):
             raise Unavailable("the browser is still starting", code="browser_starting")
+        b = self.browser
+        if b is not None and b.alive():
+            return b  # the common case, without the lock
         with self._lock:
             b = self.browser
             if b is not None and b.alive():

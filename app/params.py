@@ -26,7 +26,18 @@ def query_args() -> dict[str, Any]:
     return {k: v for k, v in request.args.items()}
 
 
-def load(schema: Schema, data: dict[str, Any], path_tab_id: str | None = None) -> dict[str, Any]:
+_SCHEMAS: dict[type[Schema], Schema] = {}
+
+
+def schema_of(cls: type[Schema]) -> Schema:
+    """One instance per schema class: building one costs more than loading with it (loads are stateless)."""
+    inst = _SCHEMAS.get(cls)
+    if inst is None:
+        inst = _SCHEMAS[cls] = cls()
+    return inst
+
+
+def load(schema: type[Schema], data: dict[str, Any], path_tab_id: str | None = None) -> dict[str, Any]:
     """Validate ``data``; a ``/tabs/{id}/...`` path id wins, and a different body tabId is an error."""
     if path_tab_id is not None:
         given = data.get("tabId")
@@ -35,12 +46,12 @@ def load(schema: Schema, data: dict[str, Any], path_tab_id: str | None = None) -
                 raise BadRequest("invalid tabId", details={"field": "tabId"})
             raise BadRequest("tabId in body does not match path id", details={"field": "tabId"})
         data = {**data, "tabId": path_tab_id}
-    return schema.load(data)
+    return schema_of(schema).load(data)
 
 
-def from_body(schema: Schema, tab_id: str | None = None) -> dict[str, Any]:
+def from_body(schema: type[Schema], tab_id: str | None = None) -> dict[str, Any]:
     return load(schema, json_body(), tab_id)
 
 
-def from_query(schema: Schema, tab_id: str | None = None) -> dict[str, Any]:
+def from_query(schema: type[Schema], tab_id: str | None = None) -> dict[str, Any]:
     return load(schema, query_args(), tab_id)

@@ -115,3 +115,9 @@ class ScreenshotQuerySchema(Loose, TabIdMixin):
     raw = fields.Boolean(load_default=False)
     beyondViewport = fields.Boolean(load_default=False)
     scale = fields.Float(load_default=1.0, validate=validate.Range(min=0.05, max=4))
+
+
+class EvaluateSchema(Loose, TabIdMixin):
+    expression = fields.String(required=True, validate=validate.Length(min=1),
+                               error_messages={"required": "expression required"})
+    awaitPromise = fields.Boolean(load_default=False)

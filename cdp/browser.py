@@ -7,7 +7,7 @@ from importlib import resources
 from typing import Any
 
 from .connection import Connection
-from .errors import BrowserGone, LaunchError, TargetClosed
+from .errors import BrowserGone, LaunchError, TargetClosed, TargetCrashed
 from .launcher import ChromeProcess, find_browser, resolve_cdp_url
 from .tab import Tab
 
@@ -73,9 +73,9 @@ class Browser:
         log.info("browser ready: %s", self.version.get("product", "?"))
 
     def alive(self) -> bool:
-        if self._gone is not None or self.conn is None or self.conn.closed:
-            return False
-        return self.process is None or self.process.alive()
+        """Whether the connection is up. A browser that exits closes its socket, which the reader
+        notices at once; so no process check (a syscall) on every request."""
+        return self._gone is None and self.conn is not None and not self.conn.closed
 
     def stop(self) -> None:
         """Close our tabs' workers and the connection; a launched browser is stopped, an attached one left."""
@@ -148,6 +148,8 @@ class Browser:
                 return tab
             if not self.has_target(target_id):
                 raise KeyError(target_id)
+            if tab is not None and isinstance(tab.closed, TargetCrashed):
+                raise tab.closed  # a crashed renderer stays crashed: the tab must be closed
         return self._attach(target_id, timeout_s)
 
     def _attach(self, target_id: str, timeout_s: float) -> Tab:

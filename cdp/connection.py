@@ -176,6 +176,8 @@ class Connection:
             if entry is None:
                 return  # its caller gave up
             fut, _, method = entry
+            if fut.done():  # cancelled by its caller: nothing to complete
+                return
             if "error" in msg:
                 err = msg["error"]
                 fut.set_exception(CDPError(method, err.get("message", "error"), err.get("code")))

@@ -68,17 +68,21 @@ def char_key(ch: str) -> Key:
 
 def parse_combo(combo: str) -> tuple[Key, int]:
     """``"Control+Shift+a"`` -> (the key ``a``, the modifier bitmask). Raises ValueError."""
-    parts = [p for p in combo.split("+")] if combo not in ("+",) else ["+"]
-    if len(parts) > 1 and parts[-1] == "":  # "Control++"
-        parts = parts[:-2] + ["+"]
-    *mods, last = parts
+    if combo.endswith("++"):  # "Control++": the key is "+" itself
+        mods, last = combo[:-2].split("+") if combo[:-2] else [], "+"
+    elif combo == "+":
+        mods, last = [], "+"
+    else:
+        *mods, last = combo.split("+")
+        if not last.strip():
+            raise ValueError(f"key {combo!r} ends with '+' but names no key")
     bits = 0
     for m in mods:
         m = m.strip()
         if m not in MODIFIER_BITS:
             raise ValueError(f"unknown modifier {m!r} in key {combo!r}")
         bits |= MODIFIER_BITS[m]
-    return lookup(last), bits
+    return lookup(last if last == " " else last.strip()), bits
 
 
 def lookup(name: str) -> Key:
@@ -89,6 +93,6 @@ def lookup(name: str) -> Key:
     for known in _NAMED:
         if known.lower() == name.lower():
             return _NAMED[known]
-    if len(name) == 1 or (len(name) == 2 and name.encode("utf-16-le").__len__() == 4):
+    if len(name) == 1:  # one code point: a letter, a digit, punctuation, an emoji
         return char_key(name)
     raise ValueError(f"unknown key {name!r}")

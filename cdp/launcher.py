@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -17,6 +18,9 @@ import requests
 from .errors import LaunchError
 
 log = logging.getLogger(__name__)
+
+# Where the cdp package lives, so ``python -m cdp.reaper`` works whatever the caller's directory.
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 
@@ -43,14 +47,17 @@ BASE_FLAGS = (
 def find_browser(configured: str = "", env: Mapping[str, str] | None = None) -> str:
     """The browser binary: ``browser.binary``, then ``CHROME_BIN``, then well-known names on PATH."""
     env = os.environ if env is None else env
+    search = env.get("PATH")
     for explicit in (configured, env.get("CHROME_BIN", ""), env.get("CHROME_BINARY", "")):
         if explicit:
-            path = shutil.which(explicit) or (explicit if os.access(explicit, os.X_OK) else None)
+            path = shutil.which(explicit, path=search)
+            if not path and os.path.isfile(explicit) and os.access(explicit, os.X_OK):
+                path = explicit
             if not path:
                 raise LaunchError(f"browser binary {explicit!r} not found or not executable")
             return path
     for name in CANDIDATES:
-        path = shutil.which(name)
+        path = shutil.which(name, path=search)
         if path:
             return path
     raise LaunchError("no Chrome or Chromium found: install Debian's 'chromium' or set CHROME_BIN")
@@ -90,7 +97,7 @@ class ChromeProcess:
             self._temp_dir = tempfile.mkdtemp(prefix="pinchtab-chrome-")
             data_dir = self._temp_dir
         else:
-            data_dir = self.user_data_dir
+            data_dir = os.path.abspath(self.user_data_dir)
             os.makedirs(data_dir, exist_ok=True)
         port_file = os.path.join(data_dir, "DevToolsActivePort")
         try:
@@ -99,8 +106,11 @@ class ChromeProcess:
             pass
         argv = [self.binary, *chrome_flags(headless=self.headless, user_data_dir=data_dir, extra=self.extra_flags)]
         log.info("starting browser: %s", self.binary)
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, start_new_session=True)
+        # Through the reaper (cdp/reaper.py), which leads the browser's process group and kills it
+        # if this process dies without stopping it.
+        reaper = [sys.executable, "-m", "cdp.reaper", str(os.getpid())]
+        self.proc = subprocess.Popen(reaper + argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, start_new_session=True, cwd=_PACKAGE_ROOT)
         deadline = time.monotonic() + self.start_timeout_s
         delay = 0.01
         while time.monotonic() < deadline:

@@ -57,7 +57,7 @@ def perform(tab: Tab, req: dict[str, Any]) -> dict[str, Any]:
 
 @tab_route(bp, "/action", methods=["POST", "GET"])
 def action(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_query(ActionSchema(), tab_id) if request.method == "GET" else from_body(ActionSchema(), tab_id)
+    req = from_query(ActionSchema, tab_id) if request.method == "GET" else from_body(ActionSchema, tab_id)
     tab = bridge().tab(req.get("tabId"))
     result = on_tab(tab, lambda t: perform(t, req), req.get("timeout"))
     return jsonify({"success": True, "result": result})

@@ -19,7 +19,7 @@ bp = Blueprint("content", __name__)
 
 @tab_route(bp, "/text", methods=["GET"])
 def text(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_query(TextQuerySchema(), tab_id)
+    req = from_query(TextQuerySchema, tab_id)
     tab = bridge().tab(req.get("tabId"))
 
     def read(t):  # type: ignore[no-untyped-def]
@@ -36,7 +36,7 @@ def text(tab_id: str | None):  # type: ignore[no-untyped-def]
 
 @tab_route(bp, "/screenshot", methods=["GET"])
 def screenshot(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_query(ScreenshotQuerySchema(), tab_id)
+    req = from_query(ScreenshotQuerySchema, tab_id)
     fmt = "jpeg" if req["format"] == "jpg" else req["format"]
     tab = bridge().tab(req.get("tabId"))
     data = on_tab(tab, lambda t: content.screenshot(t, fmt=fmt, quality=req["quality"],

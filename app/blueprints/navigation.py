@@ -20,9 +20,9 @@ NEW_TAB_TIMEOUT_S = 30.0
 @tab_route(bp, "/navigate", methods=["POST", "GET"])
 def navigate(tab_id: str | None):  # type: ignore[no-untyped-def]
     if request.method == "GET":
-        req = from_query(NavigateSchema(), tab_id)
+        req = from_query(NavigateSchema, tab_id)
     else:
-        req = from_body(NavigateSchema(), tab_id)
+        req = from_body(NavigateSchema, tab_id)
     url = check_url(req["url"])
     br = bridge()
     cfg = br.config
@@ -51,7 +51,7 @@ def navigate(tab_id: str | None):  # type: ignore[no-untyped-def]
 
 
 def _history(tab_id: str | None, fn: Any):  # type: ignore[no-untyped-def]
-    req = load(TabQuerySchema(), dict(request.args), tab_id)
+    req = load(TabQuerySchema, dict(request.args), tab_id)
     tab = bridge().tab(req.get("tabId"))
     timeout_s = bridge().config.timeouts.navigate_sec
     info = on_tab(tab, lambda t: fn(t, timeout_s), timeout_s + 2)

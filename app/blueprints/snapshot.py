@@ -49,7 +49,7 @@ def take(tab: Tab, req: dict[str, Any]) -> dict[str, Any]:
 
 @tab_route(bp, "/snapshot", methods=["GET"])
 def snapshot(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_query(SnapshotQuerySchema(), tab_id)
+    req = from_query(SnapshotQuerySchema, tab_id)
     tab = bridge().tab(req.get("tabId"))
     doc = on_tab(tab, lambda t: take(t, req))
     return render(doc)

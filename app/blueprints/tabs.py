@@ -30,7 +30,7 @@ def list_tabs():  # type: ignore[no-untyped-def]
 
 @bp.post("/tab")
 def tab_action():  # type: ignore[no-untyped-def]
-    req = from_body(TabActionSchema())
+    req = from_body(TabActionSchema)
     br = bridge()
     action = req["action"]
     if action == "new":
@@ -52,7 +52,7 @@ def tab_action():  # type: ignore[no-untyped-def]
 
 @tab_route(bp, "/close", methods=["POST"])
 def close(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_body(CloseSchema(), tab_id)
+    req = from_body(CloseSchema, tab_id)
     br = bridge()
     tab = br.tab(req.get("tabId"))
     br.close(tab)

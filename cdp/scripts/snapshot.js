@@ -97,6 +97,7 @@ if (!globalThis.__pinchtab) {
     const NO_CHILDREN = set("iframe frame fencedframe textarea input select img video audio object embed br wbr hr " +
       "progress meter");
     const ATOMIC = set("img input select textarea button iframe video audio canvas object embed svg progress meter");
+    const FORM_TAGS = set("button input select textarea option optgroup");
     const TEXT_INPUT = set("text email tel url password search number");
     // aria-* attributes that make Chrome ignore role=presentation/none (global states and properties).
     const GLOBAL_ARIA = set("aria-atomic aria-busy aria-controls aria-current aria-describedby aria-description " +
@@ -106,7 +107,11 @@ if (!globalThis.__pinchtab) {
     const NAME_FROM_ATTR = set("attribute related title value placeholder caption alt");
     const BULLETS = "\u2022".repeat(8);
     const WS = /[ \t\n\r\f]+/g;
-    const simplify = (s) => (s ? s.replace(WS, " ").trim() : "");
+    const SPACE_END = /[ \t\n\r\f]$/;
+    const SPACE_START = /^[ \t\n\r\f]/;
+    // Blink's SimplifyWhiteSpace: HTML whitespace only (no-break spaces stay).
+    const EDGE_SPACE = /^ | $/g;
+    const simplify = (s) => (s ? s.replace(WS, " ").replace(EDGE_SPACE, "") : "");
 
     // ---- per-call state ---------------------------------------------------
     let S = null;
@@ -118,6 +123,37 @@ if (!globalThis.__pinchtab) {
         S.styles.set(el, st);
       }
       return st;
+    }
+
+    // Rendering state of an element: 0 = not rendered (display:none, inside
+    // one, or skipped by content-visibility), 1 = rendered but invisible
+    // (visibility:hidden), 2 = visible. checkVisibility() is the fast path;
+    // computed style is read only when it fails, and only for elements we
+    // are about to emit or name, which keeps the walk cheap on large pages.
+    const VIS = { visibilityProperty: true };
+    function vis(el) {
+      let v = S.vis.get(el);
+      if (v !== undefined) return v;
+      // Without any visibility rule in the document, only boxes matter (the
+      // options dictionary of checkVisibility costs as much as the check).
+      // Shadow trees have style sheets of their own: always ask there.
+      if (S.shadows || docSheets().vh ? el.checkVisibility(VIS) : el.checkVisibility()) v = 2;
+      else {
+        const st = style(el);
+        const d = st.display;
+        const tag = el.localName;
+        if (d === "none") v = 0;
+        else if (d === "contents" || tag === "option" || tag === "optgroup" || S.inCanvas(el)) {
+          // No box of its own (options of a drop-down select have none
+          // either, canvas fallback content neither): rendered as its parent.
+          const p = flatParent(el);
+          const pv = p && p.nodeType === 1 ? vis(p) : 2;
+          v = pv === 0 ? 0 : st.visibility === "visible" ? 2 : 1;
+        } else if (!el.checkVisibility()) v = 0;
+        else v = st.visibility === "visible" ? 2 : 1;
+      }
+      S.vis.set(el, v);
+      return v;
     }
 
     const attr = (el, name) => el.getAttribute(name);
@@ -241,12 +277,10 @@ if (!globalThis.__pinchtab) {
     }
 
     // The role Chrome computes for an element, given the AX context of its
-    // ancestors (ctx may be null when naming outside the walk: neutral guesses).
-    function roleOf(el, st, ctx) {
-      const cached = S.roles.get(el);
-      if (cached !== undefined) return cached;
+    // ancestors (ctx null: no context known, neutral guesses).
+    function computeRole(el, ctx, attrs) {
       let role = null;
-      const raw = attr(el, "role");
+      const raw = attrs ? el.getAttribute("role") : null;
       if (raw) {
         for (const tok of raw.trim().toLowerCase().split(WS)) {
           const r = ARIA.get(tok);
@@ -256,31 +290,72 @@ if (!globalThis.__pinchtab) {
           role = r;
           break;
         }
+        // Focusable elements and ones with global ARIA attributes keep their
+        // native role despite role=none/presentation; so do frames.
         if (role === "none" && (focusable(el) || hasGlobalAria(el))) role = null;
         if (role === "none" && (el.localName === "iframe" || el.localName === "frame")) role = null;
+        // Owned-element roles outside their required container become generic.
         if (role === "option" && ctx && ctx.optionOk !== true) role = "generic";
         if (role === "treeitem" && ctx && ctx.treeOk !== true) role = "generic";
         if (role === "listitem" && ctx && ctx.listOk !== true) role = "generic";
       }
-      if (!role) role = nativeRole(el, st || style(el), ctx);
+      if (!role) role = nativeRole(el, ctx);
       if (role === "cell" && ctx && (ctx.table === "grid" || ctx.table === "treegrid")) role = "gridcell";
       return role;
     }
 
-    function nativeRole(el, st, ctx) {
+    // Role of an element reached while computing a name, possibly before the walk.
+    function roleOf(el) {
+      let r = S.roles.get(el);
+      if (r !== undefined) return r;
+      r = S.nameRoles.get(el);
+      if (r !== undefined) return r;
+      r = computeRole(el, needsContext(el) ? contextFor(el) || {} : null, el.hasAttributes());
+      S.nameRoles.set(el, r);
+      return r;
+    }
+
+    // Elements whose role depends on their ancestors' roles.
+    const CONTEXT_TAGS = set("tr td th thead tbody tfoot header footer aside li");
+    const CONTEXT_ROLES = /\b(option|treeitem|listitem|cell|row)\b/;
+    function needsContext(el) {
+      if (CONTEXT_TAGS.has(el.localName)) return true;
+      const r = attr(el, "role");
+      if (r && CONTEXT_ROLES.test(r)) return true;
+      return false;
+    }
+
+    // Tags whose role never depends on anything else.
+    const TAG_ROLE = new Map(Object.entries({
+      img: "image", button: "button", option: "option", optgroup: "group", textarea: "textbox",
+      h1: "heading", h2: "heading", h3: "heading", h4: "heading", h5: "heading", h6: "heading",
+      ul: "list", ol: "list", menu: "list", dir: "list", meter: "meter", progress: "progressbar", output: "status",
+      p: "paragraph", label: "LabelText", legend: "Legend", dl: "DescriptionList", dd: "definition", dt: "term",
+      dfn: "term", abbr: "Abbr", form: "form", article: "article", code: "code", em: "emphasis", strong: "strong",
+      search: "search", del: "deletion", s: "deletion", ins: "insertion", sub: "subscript", sup: "superscript",
+      main: "main", mark: "mark", nav: "navigation", address: "group", hgroup: "group", fieldset: "group",
+      details: "group", dialog: "dialog", html: "generic", body: "generic", iframe: "Iframe", frame: "Iframe",
+      fencedframe: "Iframe", blockquote: "blockquote", caption: "caption", figcaption: "Figcaption",
+      figure: "figure", time: "time", hr: "separator", canvas: "Canvas", g: "group", math: "MathMLMath",
+      mi: "MathMLIdentifier", mn: "MathMLNumber", mo: "MathMLOperator", mfrac: "MathMLFraction",
+      msqrt: "MathMLSquareRoot", mroot: "MathMLRoot", msub: "MathMLSub", msup: "MathMLSup",
+      msubsup: "MathMLSubSup", mtext: "MathMLText", annotation: "MathMLText", mrow: "MathMLRow",
+      mstyle: "MathMLRow", mpadded: "MathMLRow", mphantom: "MathMLRow", semantics: "MathMLRow",
+      merror: "MathMLRow", maction: "MathMLRow", "annotation-xml": "MathMLRow", embed: "EmbeddedObject",
+      object: "PluginObject", video: "Video", audio: "Audio", ruby: "Ruby", rt: "RubyAnnotation",
+      rp: "RubyAnnotation", br: "LineBreak", div: "", span: "",
+    }));
+
+    function nativeRole(el, ctx) {
       const tag = el.localName;
-      switch (tag) {
+      const fixed = TAG_ROLE.get(tag);
+      if (fixed) return fixed;
+      if (fixed === undefined) switch (tag) {
         case "a": return el.hasAttribute("href") ? "link" : "generic";
-        case "img": return "image";
-        case "button": return "button";
         case "input": return inputRole(el);
         case "select": return el.multiple || el.size > 1 ? "listbox" : "combobox";
-        case "option": return "option";
-        case "optgroup": return "group";
-        case "textarea": return "textbox";
-        case "h1": case "h2": case "h3": case "h4": case "h5": case "h6": return "heading";
-        case "ul": case "ol": case "menu": case "dir": return "list";
         case "li": {
+          // A list item of a list given another role is presentational.
           const p = flatParent(el);
           if (p && p.nodeType === 1 && (p.localName === "ul" || p.localName === "ol" || p.localName === "menu")) {
             const pr = (attr(p, "role") || "").trim().toLowerCase();
@@ -288,45 +363,11 @@ if (!globalThis.__pinchtab) {
           }
           return "listitem";
         }
-        case "meter": return "meter";
-        case "progress": return "progressbar";
-        case "output": return "status";
-        case "p": return "paragraph";
-        case "label": return "LabelText";
-        case "legend": return "Legend";
-        case "dl": return "DescriptionList";
-        case "dd": return "definition";
-        case "dt": case "dfn": return "term";
-        case "form": return namedByAuthor(el) ? "form" : "generic";
-        case "abbr": return "Abbr";
-        case "article": return "article";
-        case "code": return "code";
-        case "em": return "emphasis";
-        case "strong": return "strong";
-        case "search": return "search";
-        case "del": case "s": return "deletion";
-        case "ins": return "insertion";
-        case "sub": return "subscript";
-        case "sup": return "superscript";
-        case "main": return "main";
-        case "mark": return "mark";
-        case "nav": return "navigation";
-        case "aside":
-          return ctx && ctx.asideOff && !namedByAuthor(el) ? "generic" : "complementary";
+        // Landmarks only when named, or when not inside sectioning content.
         case "section": return namedByAuthor(el) ? "region" : "generic";
-        case "address": case "hgroup": case "fieldset": case "details": return "group";
-        case "dialog": return "dialog";
-        case "html": case "body": return "generic";
-        case "iframe": case "frame": case "fencedframe": return "Iframe";
+        case "aside": return ctx && ctx.asideOff && !namedByAuthor(el) ? "generic" : "complementary";
         case "header": return ctx && ctx.landmarkOff ? "sectionheader" : "banner";
         case "footer": return ctx && ctx.landmarkOff ? "sectionfooter" : "contentinfo";
-        case "blockquote": return "blockquote";
-        case "caption": return "caption";
-        case "figcaption": return "Figcaption";
-        case "figure": return "figure";
-        case "time": return "time";
-        case "hr": return "separator";
-        case "canvas": return "Canvas";
         case "summary": {
           const p = flatParent(el);
           return p && p.nodeType === 1 && p.localName === "details" ? "DisclosureTriangle" : "generic";
@@ -345,34 +386,16 @@ if (!globalThis.__pinchtab) {
         case "svg":
           // An <svg> with nothing accessible inside is exposed as an image.
           return el.ownerSVGElement ? "group" : svgHasContent(el) ? "SvgRoot" : "image";
-        case "g": return "group";
-        case "math": return "MathMLMath";
-        case "mi": return "MathMLIdentifier";
-        case "mn": return "MathMLNumber";
-        case "mo": return "MathMLOperator";
-        case "mfrac": return "MathMLFraction";
-        case "msqrt": return "MathMLSquareRoot";
-        case "mroot": return "MathMLRoot";
-        case "msub": return "MathMLSub";
-        case "msup": return "MathMLSup";
-        case "msubsup": return "MathMLSubSup";
-        case "mtext": case "annotation": return "MathMLText";
-        case "mrow": case "mstyle": case "mpadded": case "mphantom": case "semantics": case "merror":
-        case "maction": case "annotation-xml": return "MathMLRow";
-        case "embed": return "EmbeddedObject";
-        case "object": return "PluginObject";
-        case "video": return "Video";
-        case "audio": return "Audio";
-        case "ruby": return "Ruby";
-        case "rt": case "rp": return "RubyAnnotation";
-        case "br": return "LineBreak";
       }
-      // Roles Blink derives from the layout box of other elements.
-      const d = st.display;
-      if (d === "list-item") return "listitem";
       if (el.namespaceURI === "http://www.w3.org/2000/svg") {
         return /^(circle|ellipse|line|path|polygon|polyline|rect|image|use)$/.test(tag) ? "graphics-symbol" : "generic";
       }
+      // Roles Blink derives from the layout box of other elements. They are
+      // never interactive and do not change names, so only the full tree
+      // pays for reading display.
+      if (!ctx || S.interactive) return "generic";
+      const d = style(el).display;
+      if (d === "list-item") return "listitem";
       if (d === "table" || d === "inline-table") return "LayoutTable";
       if (d === "table-row" && ctx && ctx.table && !ctx.row) return ctx.table === "LayoutTable" ? "LayoutTableRow" : "row";
       if (d === "table-cell" && ctx && ctx.row) return ctx.row === "LayoutTableRow" ? "LayoutTableCell" : "cell";
@@ -392,50 +415,92 @@ if (!globalThis.__pinchtab) {
 
     // ---- accessible names (accname 1.2 as Blink implements it) ------------
 
-    // CSS ::before/::after content is part of the text of its element. Reading
-    // pseudo styles is expensive, so only elements matched by a selector of a
-    // stylesheet rule that targets ::before/::after are looked at (see
-    // pseudoScan); if a sheet cannot be read we look at every element.
-    function pseudoScan(root) {
-      let sels = [], all = false;
+    // CSS ::before/::after content is part of the text of its element, and
+    // text-transform changes the rendered text. Reading pseudo-element and
+    // text styles for every node would dominate the cost of a snapshot, so
+    // each tree scope's stylesheets are scanned once per call: pseudo styles
+    // are read only for elements matched by a rule that targets ::before or
+    // ::after, text styles only where some rule or inline style sets
+    // text-transform. A sheet we cannot read makes us check everything.
+    function scanSheets(root) {
+      const sels = [];
+      let all = false, tt = false, vh = false;
       const visit = (rules) => {
         for (const r of rules) {
-          if (r.cssRules && !r.selectorText) { visit(r.cssRules); continue; }
+          const st = r.style;
+          if (st) {
+            if (!tt && st.textTransform) tt = true;
+            if (!vh && st.visibility) vh = true;
+          }
           const t = r.selectorText;
-          if (!t) continue;
-          if (/:(before|after)\b/i.test(t)) {
-            for (const part of t.split(",")) {
-              if (!/:(before|after)\b/i.test(part)) continue;
-              const base = part.replace(/::?(before|after)\b/gi, "").trim();
-              if (!base || /:host|::slotted|::part|&/.test(base)) all = true;
-              else sels.push(base);
+          if (t) {
+            if (/:(before|after)\b/i.test(t)) {
+              for (const part of t.split(",")) {
+                if (!/:(before|after)\b/i.test(part)) continue;
+                const base = part.replace(/::?(before|after)\b/gi, "").trim();
+                if (!base || /:host|::slotted|::part|&/.test(base)) all = true;
+                else sels.push(base);
+              }
             }
           }
           if (r.cssRules && r.cssRules.length) visit(r.cssRules);
         }
       };
-      const sheets = [...root.styleSheets, ...(root.adoptedStyleSheets || [])];
+      const sheets = root.styleSheets ? [...root.styleSheets, ...(root.adoptedStyleSheets || [])] : [];
       for (const sh of sheets) {
-        let rules;
-        try { rules = sh.cssRules; } catch (e) { all = true; continue; }
+        let rules = null;
+        try { rules = sh.cssRules; } catch (e) { all = tt = vh = true; }
         if (rules) visit(rules);
       }
-      if (all) return true;
-      const found = new Set(root.querySelectorAll("q"));
-      for (const s of sels) {
-        try { for (const e of root.querySelectorAll(s)) found.add(e); } catch (e) { return true; }
+      if ((!tt || !vh) && root.querySelectorAll) {
+        for (const e of root.querySelectorAll("[style]")) {
+          const css = e.getAttribute("style").toLowerCase();
+          if (css.includes("text-transform")) tt = true;
+          if (css.includes("visibility")) vh = true;
+        }
       }
-      return found;
+      let pseudo = true;
+      if (!all) {
+        // <q> gets its quotes from the user-agent stylesheet.
+        pseudo = new Set(root.querySelectorAll ? root.querySelectorAll("q") : []);
+        for (const sel of sels) {
+          try {
+            for (const e of root.querySelectorAll(sel)) pseudo.add(e);
+          } catch (e) {
+            pseudo = true;
+            break;
+          }
+        }
+      }
+      return { pseudo, tt, vh };
     }
 
-    function mayHavePseudo(el) {
+    function sheetInfo(el) {
       const root = el.getRootNode();
-      let info = S.pseudo.get(root);
+      let info = S.sheets.get(root);
       if (info === undefined) {
-        info = root.styleSheets ? pseudoScan(root) : true;
-        S.pseudo.set(root, info);
+        info = scanSheets(root);
+        S.sheets.set(root, info);
       }
-      return info === true || info.has(el);
+      return info;
+    }
+
+    // Until a shadow root shows up every element lives in the document, so the
+    // document's scan answers without asking for the element's root.
+    function mayHavePseudo(el) {
+      const p = (S.shadows ? sheetInfo(el) : docSheets()).pseudo;
+      return p === true || p.has(el);
+    }
+
+    // text-transform is inherited, also into shadow trees: any transform in
+    // the document or in the element's own scope means reading its style.
+    function mayTransform(el) {
+      return docSheets().tt || (S.shadows && sheetInfo(el).tt);
+    }
+
+    function docSheets() {
+      if (!S.doc) S.doc = sheetInfo(document.documentElement);
+      return S.doc;
     }
 
     function unescapeCss(s) {
@@ -464,8 +529,10 @@ if (!globalThis.__pinchtab) {
       return { text: alt !== null ? alt : out, alt: alt !== null, inline: st.display.startsWith("inline") };
     }
 
+    // Rendered text of a text node: Blink names use the layout text, where
+    // text-transform has been applied (no-break spaces stay as they are).
     function transform(text, el) {
-      if (!el || el.nodeType !== 1) return text;
+      if (!el || el.nodeType !== 1 || !mayTransform(el)) return text;
       switch (style(el).textTransform) {
         case "uppercase": return text.toUpperCase();
         case "lowercase": return text.toLowerCase();
@@ -479,10 +546,7 @@ if (!globalThis.__pinchtab) {
       // hidden target, but checks visibility normally for visible ones.
       if (!el.isConnected) return false;
       if (isTrue(attr(el, "aria-hidden"))) return false;
-      const st = style(el);
-      if (st.visibility !== "visible") return false;
-      for (let n = el; n && n.nodeType === 1; n = flatParent(n)) if (style(n).display === "none") return false;
-      return true;
+      return vis(el) === 2;
     }
 
     function hiddenForName(el, root) {
@@ -492,8 +556,7 @@ if (!globalThis.__pinchtab) {
       if (tag === "title" || tag === "desc") return el.namespaceURI === "http://www.w3.org/2000/svg" ? false : true;
       if (isTrue(attr(el, "aria-hidden"))) return true;
       if (SKIP.has(tag)) return true;
-      const st = style(el);
-      return st.display === "none" || st.visibility !== "visible";
+      return vis(el) !== 2;
     }
 
     function idRefs(el, name) {
@@ -513,7 +576,7 @@ if (!globalThis.__pinchtab) {
     function valueForName(el, role) {
       const tag = el.localName;
       if (role === "textbox" || role === "searchbox" || (role === "combobox" && tag === "input")) {
-        if (tag === "input" || tag === "textarea") return maskValue(el);
+        if (tag === "input" || tag === "textarea") return maskValue(el, true);
         return el.isContentEditable ? el.textContent : "";
       }
       if (role === "slider" || role === "spinbutton" || role === "progressbar" || role === "meter" || role === "scrollbar") {
@@ -541,11 +604,15 @@ if (!globalThis.__pinchtab) {
       return /\b(current|new)-password\b/.test(ac);
     }
 
-    // Value with secrets masked; Chrome itself shows password values as bullets.
-    function maskValue(el) {
+    // Value with secrets masked. In names a password field contributes what
+    // Chrome renders (one bullet per character); reported values are always
+    // eight bullets, and fields marked as passwords by autocomplete only are
+    // masked too.
+    function maskValue(el, forName) {
       const v = el.value || "";
-      if (isPassword(el)) return v ? (el.type === "password" ? "\u2022".repeat(v.length) : BULLETS) : "";
-      return v;
+      if (!isPassword(el)) return v;
+      if (!v) return "";
+      return forName && el.type === "password" ? "\u2022".repeat(v.length) : BULLETS;
     }
 
     function optionName(o) {
@@ -554,61 +621,66 @@ if (!globalThis.__pinchtab) {
       return simplify(o.label);
     }
 
-    // Blink AXNodeObject::TextAlternative. Returns [text, nameFrom]; a null
-    // text means no source was found. root is the aria-labelledby target when
-    // traversing one ({el, visible}).
+    // Where the text returned by the last textAlternative() came from (Blink's
+    // NameFrom): parts named by an attribute are always set apart by a space.
+    let FROM = "none";
+
+    // Blink AXNodeObject::TextAlternative: the text, or null when no source
+    // was found. root is the aria-labelledby target ({el, visible}) while
+    // traversing one.
     function textAlternative(node, recursive, root, visited) {
+      FROM = "contents";
       if (node.nodeType === 3) {
         visited.add(node);
-        return [transform(node.data, flatParent(node)), "contents"];
+        return transform(node.data, flatParent(node));
       }
       const el = node;
       const tag = el.localName;
-      if (tag === "br") return ["\n", "contents"];
-      const role = roleOf(el, null, null);
+      if (tag === "br") return "\n";
+      const role = roleOf(el);
       if (recursive && !visited.has(el)) {
         const v = valueForName(el, role);
-        if (v !== null) return [v, "value"];
+        if (v !== null) { FROM = "value"; return v; }
       }
       const already = visited.has(el);
       visited.add(el);
       // Slots cannot be named themselves, but their assigned content counts.
       const slot = tag === "slot";
-      if (!slot && hiddenForName(el, root)) return ["", "none"];
-      if (!slot && !root && !already) {
+      const attrs = el.hasAttributes();
+      if (!slot && hiddenForName(el, root)) { FROM = "none"; return ""; }
+      if (!slot && attrs && !root && !already) {
         const refs = idRefs(el, el.hasAttribute("aria-labelledby") ? "aria-labelledby" : "aria-labeledby");
         if (refs && refs.length) {
           const parts = [];
           for (const t of refs) {
-            const r = t === el ? textAlternative(t, true, { el: t, visible: isRenderedVisible(t) }, visited)
-              : recursiveText(t, { el: t, visible: isRenderedVisible(t) }, visited)[0];
+            const troot = { el: t, visible: isRenderedVisible(t) };
+            const r = t === el ? textAlternative(t, true, troot, visited) : recursiveText(t, troot, visited);
             visited.add(t);
-            const s = Array.isArray(r) ? r[0] : r;
-            if (s) parts.push(s);
+            if (r) parts.push(r);
           }
           const s = parts.join(" ");
-          if (s.trim()) return [s, "related"];
+          if (s.trim()) { FROM = "related"; return s; }
         }
       }
-      const al = slot ? null : attr(el, "aria-label");
-      if (al && al.trim()) return [al, "attribute"];
+      const al = slot || !attrs ? null : attr(el, "aria-label");
+      if (al && al.trim()) { FROM = "attribute"; return al; }
       const nat = nativeText(el, tag, role, visited);
-      if (nat[0] !== null) return nat;
+      if (nat !== null) return nat;
       if (tag !== "select" && (root || contentRole(el, role, recursive))) {
         const t = textFromDescendants(el, root, visited);
-        if (t) return [t, "contents"];
+        if (t) { FROM = "contents"; return t; }
       }
-      if (root || !prohibited(el, role)) {
+      if (attrs && (root || !prohibited(el, role))) {
         const title = attr(el, "title");
-        if (title) return [title, "title"];
+        if (title) { FROM = "title"; return title; }
       }
-      return [null, "none"];
+      FROM = "none";
+      return null;
     }
 
     function recursiveText(node, root, visited) {
-      if (node.nodeType === 1 && visited.has(node) && !root) return ["", "none"];
-      const r = textAlternative(node, true, root, visited);
-      return [r[0] || "", r[1]];
+      if (node.nodeType === 1 && visited.has(node) && !root) { FROM = "none"; return ""; }
+      return textAlternative(node, true, root, visited) || "";
     }
 
     function prohibited(el, role) {
@@ -625,137 +697,188 @@ if (!globalThis.__pinchtab) {
         el.localName !== "body" && el.localName !== "html";
     }
 
-    // Native (HTML) name sources, in Blink's order. [null, ...] = none found.
+    // <label>s of a control, in tree order. Element.labels is quadratic on a
+    // first call over a large document, so build one map per tree scope.
+    function labelsOf(el) {
+      const root = S.shadows ? el.getRootNode() : document;
+      let m = S.labels.get(root);
+      if (!m) {
+        m = new Map();
+        if (root.querySelectorAll) {
+          for (const l of root.querySelectorAll("label")) {
+            const c = l.control;
+            if (!c) continue;
+            const a = m.get(c);
+            if (a) a.push(l); else m.set(c, [l]);
+          }
+        }
+        S.labels.set(root, m);
+      }
+      return m.get(el) || null;
+    }
+
+    // Native (HTML) name sources, in Blink's order. null = none found; sets FROM.
     function nativeText(el, tag, role, visited) {
       const labelable = tag === "button" || (tag === "input" && el.type !== "hidden") || tag === "meter" ||
         tag === "output" || tag === "progress" || tag === "select" || tag === "textarea";
-      if (labelable && el.labels && el.labels.length) {
+      const labels = labelable ? labelsOf(el) : null;
+      if (labels) {
         const parts = [];
-        for (const lab of el.labels) {
-          const r = recursiveText(lab, null, visited)[0];
+        for (const lab of labels) {
+          const r = recursiveText(lab, null, visited);
           visited.add(lab);
           if (r) parts.push(r);
         }
-        return [parts.join(" ").trim(), "related"];
+        return (FROM = "related", parts.join(" ").trim());
       }
       if (tag === "input") {
         const type = el.type;
         if (type === "submit" || type === "reset" || type === "button") {
-          if (el.hasAttribute("value")) return [el.value, "value"];
-          return [type === "submit" ? "Submit" : type === "reset" ? "Reset" : null, "contents"];
+          if (el.hasAttribute("value")) return (FROM = "value", el.value);
+          return (FROM = "contents", type === "submit" ? "Submit" : type === "reset" ? "Reset" : null);
         }
         if (type === "image") {
           const alt = attr(el, "alt");
-          if (alt) return [alt, "attribute"];
-          if (el.hasAttribute("value")) return [attr(el, "value"), "attribute"];
+          if (alt) return (FROM = "attribute", alt);
+          if (el.hasAttribute("value")) return (FROM = "attribute", attr(el, "value"));
           const title = attr(el, "title");
-          if (title) return [title, "title"];
-          return ["Submit", "value"];
+          if (title) return (FROM = "title", title);
+          return (FROM = "value", "Submit");
         }
       }
       if (tag === "textarea" || (tag === "input" && TEXT_INPUT.has(el.type))) {
         const title = attr(el, "title");
-        if (title) return [title, "title"];
+        if (title) return (FROM = "title", title);
         const ph = (attr(el, "placeholder") || "").replace(/[\r\n]/g, "");
-        if (ph) return [ph, "placeholder"];
+        if (ph) return (FROM = "placeholder", ph);
       }
       if (role === "textbox" || role === "searchbox" || (role === "combobox" && tag === "input")) {
         const ap = attr(el, "aria-placeholder");
-        if (ap) return [ap, "placeholder"];
-        return [null, "none"];
+        if (ap) return (FROM = "placeholder", ap);
+        return null;
       }
       if (tag === "img" || (tag === "area")) {
         const alt = attr(el, "alt");
-        if (alt !== null) return [alt, "attribute"];
-        return [null, "none"];
+        if (alt !== null) return (FROM = "attribute", alt);
+        return null;
       }
       if (tag === "table") {
         const cap = el.caption;
-        if (cap) return [recursiveText(cap, null, visited)[0], "caption"];
+        if (cap) return (FROM = "caption", recursiveText(cap, null, visited));
         const sum = attr(el, "summary");
-        if (sum !== null) return [sum, "attribute"];
-        return [null, "none"];
+        if (sum !== null) return (FROM = "attribute", sum);
+        return null;
       }
       if (el.namespaceURI === "http://www.w3.org/2000/svg") {
         for (const c of el.children) {
           if (c.localName === "title") {
             const t = c.textContent;
-            if (t) return [t, "related"];
+            if (t) return (FROM = "related", t);
             break;
           }
         }
-        return [null, "none"];
+        return null;
       }
       if (tag === "fieldset") {
         for (const c of el.children) {
           if (c.localName === "legend") {
             if (visited.has(c)) break;
-            return [recursiveText(c, null, visited)[0], "related"];
+            return (FROM = "related", recursiveText(c, null, visited));
           }
         }
       }
       if (tag === "optgroup") {
         const l = attr(el, "label");
-        if (l) return [l, "attribute"];
+        if (l) return (FROM = "attribute", l);
       }
-      if (tag === "option") return [optionName(el), "contents"];
-      return [null, "none"];
+      if (tag === "option") return (FROM = "contents", optionName(el));
+      return null;
     }
 
-    // Describes how a child box sits in the layout, for Blink's rule on when
-    // two parts of a name are separated by a space.
+    // How a child box sits in the layout, for Blink's rule on when two parts
+    // of a name are separated by a space: a bit set of these flags.
+    const INLINE = 1, ATOMIC_BOX = 2, CONTROL_BOX = 4;
     function boxOf(node, role) {
-      if (node.nodeType === 3) return { inline: true, atomic: false, control: false };
       const d = style(node).display;
-      const inline = d.startsWith("inline") || d === "ruby" || d === "ruby-text";
-      const atomic = inline && (d !== "inline" || ATOMIC.has(node.localName));
-      return { inline: inline && d !== "contents", atomic, control: CONTROL.has(role) };
+      let b = CONTROL.has(role) ? CONTROL_BOX : 0;
+      if (d === "contents") return b;
+      if (d.startsWith("inline") || d === "ruby" || d === "ruby-text") {
+        b |= INLINE;
+        if (d !== "inline" || ATOMIC.has(node.localName)) b |= ATOMIC_BOX;
+      }
+      return b;
     }
 
     // Blink AXNodeObject::TextFromDescendants.
     function textFromDescendants(el, root, visited) {
+      // Form controls render their value in a user-agent shadow tree.
+      const tag = el.localName;
+      if (tag === "textarea" || (tag === "input" && (TEXT_INPUT.has(el.type) || el.type === ""))) return maskValue(el, true);
+      if (tag === "input") {
+        // The text of the user-agent button (Chrome's en-US strings).
+        const type = el.type;
+        if (type === "submit" || type === "reset" || type === "button")
+          return el.hasAttribute("value") ? el.value : type === "submit" ? "Submit" : type === "reset" ? "Reset" : "";
+        if (type === "file") return el.multiple ? "Choose Files" : "Choose File";
+        return "";
+      }
+      const pseudo = mayHavePseudo(el);
+      const kids = flatChildren(el);
+      // The common case: plain text inside a link, button or heading.
+      if (!pseudo && kids.length === 1 && kids[0].nodeType === 3) {
+        visited.add(kids[0]);
+        return transform(kids[0].data, el);
+      }
       let acc = "";
-      let prev = null, lastFrom = "none", blockBetween = false;
+      let prev = -1, lastFrom = "none", blockBetween = false;
       const add = (text, from, box) => {
-        if (text && prev && acc && !/[ \t\n\r\f]$/.test(acc) && !/^[ \t\n\r\f]/.test(text)) {
-          if (blockBetween || !prev.inline || !box.inline || prev.atomic || box.atomic ||
-            NAME_FROM_ATTR.has(lastFrom) || NAME_FROM_ATTR.has(from) || prev.control || box.control) acc += " ";
+        if (text && prev >= 0 && acc && !SPACE_END.test(acc) && !SPACE_START.test(text)) {
+          if (blockBetween || !(prev & INLINE) || !(box & INLINE) || ((prev | box) & (ATOMIC_BOX | CONTROL_BOX)) ||
+            NAME_FROM_ATTR.has(lastFrom) || NAME_FROM_ATTR.has(from)) acc += " ";
         }
         acc += text;
         prev = box;
         blockBetween = false;
         if (text) lastFrom = from;
       };
-      const pseudo = (which) => {
-        if (!mayHavePseudo(el)) return;
-        const p = pseudoText(el, which);
-        if (p) add(p.text, p.alt ? "alt" : "contents", { inline: p.inline, atomic: false, control: false });
-      };
-      pseudo("::before");
-      for (const c of flatChildren(el)) {
-        if (visited.size > 100) break;
-        if (c.nodeType === 3) {
-          visited.add(c);
-          add(transform(c.data, flatParent(c)), "contents", { inline: true, atomic: false, control: false });
-          continue;
-        }
-        if (c.nodeType !== 1) continue;
-        if (hiddenForName(c, root)) {
-          if (!SKIP.has(c.localName) && !style(c).display.startsWith("inline") && style(c).display !== "none") blockBetween = true;
-          continue;
-        }
-        const role = roleOf(c, null, null);
-        let r;
-        if (role === "none") r = [textFromDescendants(c, root, visited), "none"];
-        else r = recursiveText(c, root, visited);
-        add(r[0], r[1], boxOf(c, role));
+      if (pseudo) {
+        const p = pseudoText(el, "::before");
+        if (p) add(p.text, p.alt ? "alt" : "contents", p.inline ? INLINE : 0);
       }
-      pseudo("::after");
+      for (let i = 0; i < kids.length; i++) {
+        const c = kids[i];
+        if (visited.size > 100) break;  // Blink's kMaxDescendantsForTextAlternativeComputation
+        const type = c.nodeType;
+        if (type === 3) {
+          visited.add(c);
+          add(transform(c.data, el), "contents", INLINE);
+          continue;
+        }
+        if (type !== 1) continue;
+        if (hiddenForName(c, root)) {
+          // A hidden block between two inline parts still separates them.
+          if (!SKIP.has(c.localName) && vis(c) !== 0 && !style(c).display.startsWith("inline")) blockBetween = true;
+          continue;
+        }
+        const role = roleOf(c);
+        let r, from;
+        if (role === "none") { r = textFromDescendants(c, root, visited); from = "none"; }
+        else { r = recursiveText(c, root, visited); from = FROM; }
+        add(r, from, boxOf(c, role));
+      }
+      if (pseudo) {
+        const p = pseudoText(el, "::after");
+        if (p) add(p.text, p.alt ? "alt" : "contents", p.inline ? INLINE : 0);
+      }
       return acc;
     }
 
     function flatChildren(node) {
-      if (node.shadowRoot) return node.shadowRoot.childNodes;
+      const sr = node.shadowRoot;
+      if (sr) {
+        S.shadows = true;
+        return sr.childNodes;
+      }
       if (node.localName === "slot") {
         const a = node.assignedNodes({ flatten: true });
         if (a.length) return a;
@@ -765,8 +888,17 @@ if (!globalThis.__pinchtab) {
 
     function accName(el, role) {
       const visited = new Set();
-      const r = textAlternative(el, false, null, visited);
-      return simplify(r[0]);
+      const name = simplify(textAlternative(el, false, null, visited));
+      return el.localName === "input" && el.type === "file" ? withFiles(name, el) : name;
+    }
+
+    // Chrome names a file input after its label (else its button text) and
+    // appends what the input displays about the chosen files.
+    function withFiles(name, el) {
+      const n = el.files ? el.files.length : 0;
+      if (n === 0) return name;
+      const shown = n === 1 ? el.files[0].name : n + " files";
+      return name ? name + ": " + shown : shown;
     }
 
     // ---- states -----------------------------------------------------------
@@ -800,7 +932,8 @@ if (!globalThis.__pinchtab) {
       const parts = [];
       const refs = idRefs(el, "aria-labelledby");
       if (refs) for (const r of refs) parts.push(r.innerText || r.textContent);
-      if (el.labels) for (const l of el.labels) parts.push(l.innerText || l.textContent);
+      const labels = labelsOf(el);
+      if (labels) for (const l of labels) parts.push(l.innerText || l.textContent);
       return simplify(parts.join(" "));
     }
 
@@ -827,11 +960,13 @@ if (!globalThis.__pinchtab) {
         o.tag = el.localName;
         if (CHECKABLE.has(role)) o.checked = checkedState(el, role);
         if (VALUED.has(role)) o.value = controlValue(el, role);
-        if (el.matches(":disabled") || ctx.ariaDisabled || isTrue(attr(el, "aria-disabled"))) o.disabled = true;
+        if ((FORM_TAGS.has(o.tag) && el.matches(":disabled")) || ctx.ariaDisabled || isTrue(attr(el, "aria-disabled")))
+          o.disabled = true;
         if (el === S.focused) o.focused = true;
         const ex = (attr(el, "aria-expanded") || "").toLowerCase();
         if (ex === "true" || ex === "false") o.expanded = ex === "true";
         else if (role === "DisclosureTriangle") o.expanded = !!el.parentElement.open;
+        else if (el.popoverTargetElement) o.expanded = el.popoverTargetElement.matches(":popover-open");
         if (role === "option") {
           if (el.localName === "option" ? el.selected : isTrue(attr(el, "aria-selected"))) o.selected = true;
         } else if (isTrue(attr(el, "aria-selected"))) o.selected = true;
@@ -855,27 +990,52 @@ if (!globalThis.__pinchtab) {
       return el.hasAttribute("aria-level") ? 1 : 2;
     }
 
-    function visitText(t, ctx, depth, vis) {
-      if (!vis || ctx.noText || S.interactive) return;
-      const p = flatParent(t);
-      const name = simplify(transform(t.data, p && p.nodeType === 1 ? p : null));
-      if (!name) return;
+    function visitText(t, ctx, depth, parent) {
+      if (S.interactive || ctx.noText || (S.modalPath && !S.inModal)) return;
+      const name = simplify(transform(t.data, parent));
+      if (!name || vis(parent) !== 2) return;
       if (S.maxDepth >= 0 && depth > S.maxDepth) return;
       emit(t, "StaticText", name, depth, null, ctx);
     }
 
-    function walkChildren(node, ctx, depth, vis) {
-      const kids = flatChildren(node);
+    function walkChildren(el, tag, ctx, depth) {
+      if (S.interactive) {
+        // Text is never emitted here: visit elements only, so the (costly)
+        // wrappers of text nodes are never created in our world.
+        let first = null;
+        const sr = el.shadowRoot;
+        if (sr) {
+          S.shadows = true;
+          first = sr.firstElementChild;
+        }
+        else if (tag === "slot") {
+          const a = el.assignedNodes({ flatten: true });
+          if (a.length) {
+            for (let i = 0; i < a.length; i++) if (a[i].nodeType === 1) walkElement(a[i], ctx, depth);
+            return;
+          }
+          first = el.firstElementChild;
+        } else first = el.firstElementChild;
+        for (let c = first; c; c = c.nextElementSibling) walkElement(c, ctx, depth);
+        return;
+      }
+      const kids = flatChildren(el);
       for (let i = 0; i < kids.length; i++) {
         const c = kids[i];
-        if (c.nodeType === 1) walkElement(c, ctx, depth);
-        else if (c.nodeType === 3) visitText(c, ctx, depth, vis);
+        const type = c.nodeType;
+        if (type === 1) walkElement(c, ctx, depth);
+        else if (type === 3) visitText(c, ctx, depth, el);
       }
     }
 
     // Only a few roles change how descendants are interpreted; everything
     // else passes the parent's context through unchanged.
-    function childContext(el, role, ctx, included) {
+    function childContext(el, role, ctx, included, attrs) {
+      // Most elements are plain containers that change nothing.
+      if (role === "generic" && !attrs && !ctx.table && !ctx.noText) {
+        const tag = el.localName;
+        if (tag !== "section" && tag !== "aside") return ctx;
+      }
       let c = ctx;
       const fork = () => (c === ctx ? (c = Object.assign({}, ctx)) : c);
       if (TABLE_LIKE.has(role)) { fork(); c.table = role; c.row = null; }
@@ -895,7 +1055,7 @@ if (!globalThis.__pinchtab) {
           fork(); c.landmarkOff = true; if (role !== "main") c.asideOff = true;
         }
       }
-      if (isTrue(attr(el, "aria-disabled")) && !ctx.ariaDisabled) { fork(); c.ariaDisabled = true; }
+      if (attrs && !ctx.ariaDisabled && isTrue(attr(el, "aria-disabled"))) { fork(); c.ariaDisabled = true; }
       if (role === "LabelText" && !included) { fork(); c.noText = true; }
       else if (included && ctx.noText) { fork(); c.noText = false; }
       // Chrome shows no text under native <option>s (the select renders them).
@@ -905,7 +1065,7 @@ if (!globalThis.__pinchtab) {
     }
 
     // Whether an element with a non-generic role is part of Chrome's tree.
-    function included(el, role, st) {
+    function included(el, role) {
       switch (role) {
         case "generic": case "none": case "LineBreak": case "RubyAnnotation": return false;
         case "rowgroup": return el.localName !== "tbody";
@@ -947,8 +1107,7 @@ if (!globalThis.__pinchtab) {
     function redundantLabel(label) {
       const input = label.control;
       if (!input || input.localName !== "input" || (input.type !== "checkbox" && input.type !== "radio")) return false;
-      const st = style(input);
-      if (st.display === "none" || st.visibility !== "visible") return false;
+      if (vis(input) !== 2) return false;
       if ((attr(input, "aria-label") || "").trim() || input.hasAttribute("aria-labelledby")) return false;
       const first = label.firstElementChild;
       if (!first) return true;
@@ -959,23 +1118,25 @@ if (!globalThis.__pinchtab) {
     function walkElement(el, ctx, depth) {
       const tag = el.localName;
       if (SKIP.has(tag)) return;
-      if (S.modalPath && !S.modalPath.has(el) && !S.inModal) return;
-      if (isTrue(attr(el, "aria-hidden")) || el.hasAttribute("inert")) return;
-      const st = style(el);
-      const display = st.display;
-      if (display === "none") return;
-      const vis = st.visibility === "visible";
-      const role = roleOf(el, st, ctx);
-      S.roles.set(el, role);
+      if (S.modalPath && !S.inModal && !S.modalPath.has(el)) return;
+      const attrs = el.hasAttributes();
+      if (attrs && (isTrue(attr(el, "aria-hidden")) || el.hasAttribute("inert"))) return;
+      const role = computeRole(el, ctx, attrs);
+      if (role !== "generic") S.roles.set(el, role);
       if (role === "row" && ctx.grid) S.gridRows.add(el);
-      const onModalPath = S.modalPath && !S.inModal;
-      const inc = vis && !onModalPath && included(el, role, st);
+      const want = S.interactive
+        ? INTERACTIVE.has(role) && !(role === "option" && ctx.inCombo)
+        : role !== "generic" && role !== "none";
+      let inc = false;
       let d = depth;
-      if (inc) {
-        const want = S.interactive
-          ? INTERACTIVE.has(role) && !(role === "option" && ctx.inCombo)
-          : true;
-        if (want) {
+      // Rendering is only checked for nodes we may emit (and for [hidden],
+      // to prune cheaply); hidden generic containers are walked through and
+      // each candidate inside finds itself unrendered.
+      if (want || (attrs && el.hasAttribute("hidden"))) {
+        const v = vis(el);
+        if (v === 0) return;
+        if (want && v === 2 && (!S.modalPath || S.inModal || el === S.modal) && included(el, role)) {
+          inc = true;
           if (S.maxDepth >= 0 && depth > S.maxDepth) return;
           emit(el, role, accName(el, role), depth, el, ctx);
           d = depth + 1;
@@ -983,34 +1144,33 @@ if (!globalThis.__pinchtab) {
         }
       }
       if (NO_CHILDREN.has(tag) && tag !== "select") return;
-      if (st.contentVisibility === "hidden") return;
-      const cctx = childContext(el, role, ctx, inc);
+      const cctx = childContext(el, role, ctx, inc, attrs);
       const enterModal = S.modalPath && el === S.modal;
       if (enterModal) S.inModal = true;
       if (tag === "details" && !el.open) {
+        // Only the summary of a closed <details> is rendered.
         for (const c of el.children) {
           if (c.localName === "summary") { walkElement(c, cctx, d); break; }
         }
       } else if (tag === "select") {
         for (const c of el.children) walkElement(c, cctx, d);
       } else {
-        walkChildren(el, cctx, d, vis);
+        walkChildren(el, tag, cctx, d);
       }
       if (enterModal) S.inModal = false;
     }
 
-    // Context of the ancestors of a subtree root: walk them without emitting.
+    // Context of the ancestors of an element: derived as the walk would, top down.
     function contextFor(el) {
       const chain = [];
       for (let n = flatParent(el); n && n.nodeType === 1; n = flatParent(n)) chain.push(n);
       let ctx = {};
       for (let i = chain.length - 1; i >= 0; i--) {
         const a = chain[i];
-        if (isTrue(attr(a, "aria-hidden")) || a.hasAttribute("inert") || style(a).display === "none") return null;
+        if (isTrue(attr(a, "aria-hidden")) || a.hasAttribute("inert") || vis(a) === 0) return null;
         if (a.localName === "details" && !a.open && el.localName !== "summary") return null;
-        const role = roleOf(a, null, ctx);
-        S.roles.set(a, role);
-        ctx = childContext(a, role, ctx, style(a).visibility === "visible" && included(a, role, style(a)));
+        const role = S.roles.get(a) || computeRole(a, ctx, a.hasAttributes());
+        ctx = childContext(a, role, ctx, vis(a) === 2 && included(a, role), a.hasAttributes());
       }
       return ctx;
     }
@@ -1031,8 +1191,14 @@ if (!globalThis.__pinchtab) {
         details: !!opts.details,
         maxDepth: Number.isInteger(opts.maxDepth) ? opts.maxDepth : -1,
         styles: new Map(),
+        vis: new Map(),
         roles: new Map(),
-        pseudo: new Map(),
+        nameRoles: new Map(),
+        labels: new Map(),
+        sheets: new Map(),
+        doc: null,
+        shadows: false,
+        inCanvas: (el) => !!el.closest("canvas"),
         gridRows: new Set(),
         focused: deepActive(),
         modal,
@@ -1056,6 +1222,7 @@ if (!globalThis.__pinchtab) {
             if (document.documentElement) walkElement(document.documentElement, ctx, d);
           }
         } else if (root.nodeType === 1 && root.isConnected) {
+          if (root.getRootNode() !== document) S.shadows = true;
           const ctx = contextFor(root);
           if (ctx) {
             if (S.modalPath) S.inModal = !S.modalPath.has(root) || root === modal ? isInside(root, modal) : false;

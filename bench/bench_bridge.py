@@ -1,0 +1,271 @@
+"""The bridge's figures, measured side by side in one run, printed as one table.
+
+    python -m bench.bench_bridge [--runs 200] [--no-peers]
+
+* A trivial REST call (POST /evaluate "1+1") against the same raw CDP call (Runtime.evaluate on
+  its own websocket to the same tab of the same browser).
+* An interactive compact snapshot of a generated page with 5,000 controls: time, nodes,
+  characters and tokens (cl100k, offline), beside one raw Accessibility.getFullAXTree call and
+  Playwright MCP's browser_snapshot of the same page (when npm is present).
+* Four tabs driven in parallel against one after another.
+
+The bridge runs as users run it (``pinchtab bridge`` under gunicorn, over real HTTP with
+keep-alive), attached to a Chromium this script launches, so the raw client shares the browser.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable
+
+import requests
+import websocket
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import pages, peers  # noqa: E402
+from cdp.launcher import ChromeProcess, find_browser  # noqa: E402
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RawCDP:
+    """The baseline: a bare websocket-client session on a tab, no threads, no routing."""
+
+    def __init__(self, ws_url: str, target_id: str) -> None:
+        self.ws = websocket.create_connection(ws_url, skip_utf8_validation=True, suppress_origin=True, timeout=120)
+        self.n = 0
+        self.session = self.call("Target.attachToTarget", {"targetId": target_id, "flatten": True})["sessionId"]
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.n += 1
+        msg: dict[str, Any] = {"id": self.n, "method": method, "params": params or {}}
+        if getattr(self, "session", None):
+            msg["sessionId"] = self.session
+        self.ws.send(json.dumps(msg))
+        while True:
+            reply = json.loads(self.ws.recv())
+            if reply.get("id") == self.n:
+                if "error" in reply:
+                    raise RuntimeError(reply["error"])
+                return reply["result"]
+
+    def close(self) -> None:
+        self.ws.close()
+
+
+class Bridge:
+    """``pinchtab bridge --cdp-url`` in a subprocess, evaluate allowed (for the trivial call)."""
+
+    def __init__(self, cdp_http: str, workdir: Path) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        cfg = workdir / "config.json"
+        cfg.write_text(json.dumps({"security": {"allowEvaluate": True}, "instanceDefaults": {"maxTabs": 50}}))
+        env = {**os.environ, "PINCHTAB_CONFIG": str(cfg), "PINCHTAB_PORT": str(self.port), "HOME": str(workdir)}
+        env.pop("PINCHTAB_TOKEN", None)
+        self.log = open(workdir / "bridge.log", "wb")
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "bridge", "--cdp-url", cdp_http],
+                                     cwd=str(ROOT), env=env, stdout=self.log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        self.http = requests.Session()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if self.http.get(self.base + "/health", timeout=1).json().get("status") == "ok":
+                    return
+            except (requests.RequestException, ValueError):
+                pass
+            time.sleep(0.05)
+        raise SystemExit("bridge did not become healthy within 60 s; see bridge.log")
+
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        r = self.http.post(self.base + path, json=body, timeout=120)
+        r.raise_for_status()
+        return r.json()
+
+    def lean_post(self, conn: http.client.HTTPConnection, path: str, body: dict[str, Any]) -> Any:
+        """A POST on a kept-alive http.client connection: as little client time as the raw side has."""
+        conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        data = resp.read()
+        if resp.status != 200:
+            raise RuntimeError(f"{path}: {resp.status} {data[:200]!r}")
+        return json.loads(data)
+
+    def get(self, path: str) -> requests.Response:
+        r = self.http.get(self.base + path, timeout=120)
+        r.raise_for_status()
+        return r
+
+    def stop(self) -> None:
+        import signal
+
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        self.proc.wait(timeout=20)
+        self.log.close()
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def med_ms(xs: list[float]) -> float:
+    return statistics.median(xs) * 1000
+
+
+def pct_ms(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p * len(xs)))] * 1000
+
+
+Row = tuple[str, str, str]
+
+
+def trivial_call(base: str, chrome: ChromeProcess, bridge: Bridge, args: argparse.Namespace, **_: Any) -> list[Row]:
+    """REST vs raw CDP, interleaved so both see the same machine state."""
+    tab = bridge.post("/navigate", {"url": base + "/small.html"})["tabId"]
+    raw = RawCDP(chrome.ws_url, tab)
+    conn = http.client.HTTPConnection("127.0.0.1", bridge.port, timeout=30)
+    path = f"/tabs/{tab}/evaluate"
+    for _ in range(20):  # warm both paths
+        bridge.lean_post(conn, path, {"expression": "1+1"})
+        raw.call("Runtime.evaluate", {"expression": "1+1", "returnByValue": True})
+    rest_t, raw_t = [], []
+    for _ in range(args.runs):
+        rest_t.append(timed(lambda: bridge.lean_post(conn, path, {"expression": "1+1"}))[0])
+        raw_t.append(timed(lambda: raw.call("Runtime.evaluate", {"expression": "1+1", "returnByValue": True}))[0])
+    conn.close()
+    raw.close()
+    return [
+        ("trivial call, raw CDP Runtime.evaluate", f"median {med_ms(raw_t):.2f} ms", f"p90 {pct_ms(raw_t, .9):.2f} ms"),
+        ("trivial call, REST POST /evaluate", f"median {med_ms(rest_t):.2f} ms", f"p90 {pct_ms(rest_t, .9):.2f} ms"),
+        ("  REST overhead (median difference)", f"{med_ms(rest_t) - med_ms(raw_t):+.2f} ms", ""),
+    ]
+
+
+def big_snapshot(base: str, chrome: ChromeProcess, chromium: str, bridge: Bridge, args: argparse.Namespace,
+                 **_: Any) -> list[Row]:
+    """The 5,000-control page: ours, one raw getFullAXTree, and Playwright MCP's snapshot."""
+    url = base + "/controls.html"
+    tab = bridge.post("/navigate", {"url": url, "waitFor": "load"})["tabId"]
+    q = f"/tabs/{tab}/snapshot?filter=interactive&format=compact"
+    first, resp = timed(lambda: bridge.get(q))
+    times = [timed(lambda: bridge.get(q))[0] for _ in range(args.snap_runs)]
+    text = resp.text
+    tokens = peers.count_tokens(text)
+    rows = [
+        ("5,000 controls: interactive compact snapshot", f"median {med_ms(times):.0f} ms",
+         f"first {first * 1000:.0f} ms, {len(text.splitlines()) - 1:,} nodes"),
+        ("  size", f"{len(text):,} chars", f"{tokens:,} tokens"),
+    ]
+    full_t, full = timed(lambda: bridge.get(f"/tabs/{tab}/snapshot"))
+    rows.append(("  full JSON snapshot (for scale)", f"{full_t * 1000:.0f} ms",
+                 f"{len(full.text):,} chars, {peers.count_tokens(full.text):,} tokens"))
+    raw = RawCDP(chrome.ws_url, tab)
+    raw.call("Accessibility.enable")
+    ax_times, ax_bytes, ax_nodes = [], 0, 0
+    for _ in range(3):
+        t, res = timed(lambda: raw.call("Accessibility.getFullAXTree"))
+        ax_times.append(t)
+        ax_nodes = len(res["nodes"])
+        ax_bytes = len(json.dumps(res))
+    raw.call("Accessibility.disable")
+    raw.close()
+    rows.append(("  raw Accessibility.getFullAXTree", f"median {med_ms(ax_times):.0f} ms",
+                 f"{ax_nodes:,} AX nodes, {ax_bytes / 1e6:.1f} MB"))
+    if args.no_peers:
+        return rows
+    why = peers.playwright_available()
+    if why:
+        return rows + [("  Playwright MCP browser_snapshot", "skipped", why)]
+    pw = peers.measure_playwright_snapshot(url, chromium, runs=args.snap_runs)
+    return rows + [
+        ("  Playwright MCP browser_snapshot", f"median {pw['median_s'] * 1000:.0f} ms",
+         f"{pw['chars']:,} chars, {pw['tokens']:,} tokens (v{pw['version']})"),
+        ("  ours / Playwright", f"time {med_ms(times) / (pw['median_s'] * 1000):.2f}x",
+         f"tokens {tokens / pw['tokens']:.2f}x"),
+    ]
+
+
+def parallel_tabs(base: str, bridge: Bridge, **_: Any) -> list[Row]:
+    """Four tabs driven at once against one after another, each doing an agent's step loop."""
+    url = base + "/controls.html"
+    tabs = [bridge.post("/navigate", {"url": base + "/small.html"})["tabId"] for _ in range(4)]
+
+    def work(tab_id: str) -> None:
+        http_ = requests.Session()
+        for _ in range(3):
+            http_.post(bridge.base + "/navigate", json={"tabId": tab_id, "url": url, "waitFor": "load"},
+                       timeout=120).raise_for_status()
+            http_.get(bridge.base + f"/tabs/{tab_id}/snapshot?filter=interactive&format=compact",
+                      timeout=120).raise_for_status()
+
+    seq_t = timed(lambda: [work(t) for t in tabs])[0]
+    with ThreadPoolExecutor(4) as pool:
+        par_t = timed(lambda: list(pool.map(work, tabs)))[0]
+    return [("4 tabs x (navigate + snapshot) x 3, one after another", f"{seq_t:.2f} s", ""),
+            ("4 tabs, in parallel", f"{par_t:.2f} s", f"speed-up {seq_t / par_t:.2f}x")]
+
+
+SECTIONS: dict[str, Callable[..., list[Row]]] = {
+    "trivial": trivial_call,
+    "snapshot": big_snapshot,
+    "parallel": parallel_tabs,
+}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=200, help="trivial calls per side (default 200)")
+    ap.add_argument("--snap-runs", type=int, default=5, help="snapshots per side (default 5)")
+    ap.add_argument("--no-peers", action="store_true", help="skip Playwright MCP")
+    ap.add_argument("--only", action="append", choices=list(SECTIONS), help="run only these sections")
+    args = ap.parse_args()
+
+    base, stop_site = pages.serve({"/controls.html": pages.controls_page(), "/small.html": pages.small_page()})
+    chromium = find_browser()
+    chrome = ChromeProcess(chromium)
+    chrome.start()
+    work = Path(tempfile.mkdtemp(prefix="pinchtab-bench-"))
+    bridge = Bridge(f"http://127.0.0.1:{chrome.port}", work)
+    rows: list[tuple[str, str, str]] = []
+    ctx = {"base": base, "chrome": chrome, "chromium": chromium, "bridge": bridge, "args": args}
+    try:
+        for name, section in SECTIONS.items():
+            if not args.only or name in args.only:
+                rows += section(**ctx)
+    finally:
+        bridge.stop()
+        chrome.stop()
+        stop_site()
+        shutil.rmtree(work, ignore_errors=True)
+
+    width = max(len(r[0]) for r in rows)
+    print(f"pinchtab bridge benchmarks ({os.path.basename(chromium)}, {os.cpu_count()} cores)")
+    for name, a, b in rows:
+        print(f"{name:<{width}}  {a:<22} {b}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

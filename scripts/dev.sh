@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Set up what Pinchtab needs on a Debian machine, then start the bridge or run the tests.
+#   scripts/dev.sh start [pinchtab bridge options]   install what is missing, serve on 127.0.0.1:9867
+#   scripts/dev.sh test  [pytest options]            install what is missing, run the whole suite
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_install() {
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+have_browser() {
+  [ -n "${CHROME_BIN:-}" ] && return 0
+  for b in chromium chromium-browser google-chrome google-chrome-stable; do
+    command -v "$b" >/dev/null 2>&1 && return 0
+  done
+  return 1
+}
+
+setup() {
+  if ! have_browser; then
+    echo "dev.sh: no Chrome or Chromium found; installing Debian's chromium" >&2
+    apt_install chromium
+  fi
+  if [ ! -x .venv/bin/python ]; then
+    if ! python3 -m venv .venv 2>/dev/null; then
+      rm -rf .venv
+      echo "dev.sh: installing python3-venv" >&2
+      apt_install python3-venv
+      python3 -m venv .venv
+    fi
+  fi
+  # Reinstall only when the package metadata changed since the last install.
+  if [ ! -f .venv/.installed ] || [ setup.cfg -nt .venv/.installed ]; then
+    .venv/bin/python -m pip install -q --upgrade pip
+    .venv/bin/python -m pip install -q -e '.[test]'
+    touch .venv/.installed
+  fi
+}
+
+cmd="${1:-start}"
+shift || true
+case "$cmd" in
+  start) setup; exec .venv/bin/pinchtab bridge "$@" ;;
+  test)  setup; exec .venv/bin/python -m pytest -q "$@" ;;
+  *) echo "usage: scripts/dev.sh start|test [args]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,107 @@
+"""``pinchtab bridge`` as a user starts it: gunicorn, config, token, exit codes, clean stop."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+from conftest import ROOT, wait_until
+
+pytestmark = pytest.mark.e2e
+
+
+def chrome_pids_with_home(home: Path) -> list[int]:
+    """Chromium processes started with HOME=home (the bridge's browser inherits our env)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmd = fh.read()
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                env = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if b"remote-debugging-port" in cmd and f"HOME={home}".encode() in env:
+            pids.append(int(entry))
+    return pids
+
+
+def test_bridge_serves_the_api_and_stops_its_browser(bridge_process, site, tmp_path):
+    bp = bridge_process()
+    bp.wait_healthy()
+    assert chrome_pids_with_home(tmp_path)  # the browser started with the server, not on a request
+    r = requests.post(bp.base + "/navigate", json={"url": site.url("form.html")}, timeout=30)
+    assert r.status_code == 200 and r.json()["title"] == "E2E Test - Form"
+    snap = requests.get(bp.base + "/snapshot?filter=interactive&format=compact", timeout=30).text
+    assert "e1 textbox Username:\n" in snap
+    bp.stop()
+    assert bp.proc.returncode == 0
+    wait_until(lambda: not chrome_pids_with_home(tmp_path), 10)
+
+
+def test_token_guards_every_route_but_health(bridge_process, site):
+    bp = bridge_process(env={"PINCHTAB_TOKEN": "t0ken-secret"})
+    bp.wait_healthy()
+    assert requests.get(bp.base + "/health", timeout=5).status_code == 200
+    r = requests.get(bp.base + "/tabs", timeout=5)
+    assert r.status_code == 401 and r.json()["code"] == "missing_token"
+    r = requests.get(bp.base + "/tabs", headers={"Authorization": "Bearer nope"}, timeout=5)
+    assert r.status_code == 401 and r.json()["code"] == "bad_token"
+    assert "Bearer" in r.headers["WWW-Authenticate"]
+    r = requests.get(bp.base + "/tabs", headers={"Authorization": "Bearer t0ken-secret"}, timeout=5)
+    assert r.status_code == 200
+    assert "t0ken-secret" not in bp.output()  # secrets never reach a log
+
+
+def test_legacy_bridge_token_is_honoured(bridge_process):
+    bp = bridge_process(env={"BRIDGE_TOKEN": "legacy"})
+    bp.wait_healthy()
+    assert requests.get(bp.base + "/tabs", timeout=5).status_code == 401
+    assert requests.get(bp.base + "/tabs", headers={"Authorization": "Bearer legacy"}, timeout=5).status_code == 200
+
+
+def run_cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    full = {**os.environ, "HOME": str(tmp_path), **(env or {})}
+    full.pop("PINCHTAB_TOKEN", None)
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=str(ROOT), env=full,
+                          capture_output=True, text=True, timeout=30)
+
+
+def test_invalid_config_stops_the_start_with_key_and_reason(tmp_path):
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"server": {"port": "not-a-port"}}))
+    res = run_cli(tmp_path, "bridge", env={"PINCHTAB_CONFIG": str(cfg)})
+    assert res.returncode == 2
+    assert "server.port" in res.stderr and "Traceback" not in res.stderr
+    cfg.write_text("{ not json")
+    res = run_cli(tmp_path, "bridge", env={"PINCHTAB_CONFIG": str(cfg)})
+    assert res.returncode == 2 and str(cfg) in res.stderr and "line 1" in res.stderr
+
+
+def test_exposed_bind_without_token_is_refused(tmp_path):
+    res = run_cli(tmp_path, "bridge", "--bind", "0.0.0.0")
+    assert res.returncode == 2 and "token" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_help_explains_the_commands(tmp_path):
+    res = run_cli(tmp_path, "bridge", "--help")
+    assert res.returncode == 0 and "--cdp-url" in res.stdout and "--port" in res.stdout
+
+
+def test_attach_to_a_running_chrome_by_cdp_url_and_leave_it_running(bridge_process, browser, site):
+    ws = browser.conn.ws_url
+    http = f"http://127.0.0.1:{browser.process.port}"
+    bp = bridge_process(args=("--cdp-url", http))
+    bp.wait_healthy()
+    r = requests.post(bp.base + "/navigate", json={"url": site.url("table.html")}, timeout=30)
+    assert r.status_code == 200 and r.json()["title"] == "Orders"
+    assert r.json()["tabId"] in {p["targetId"] for p in browser.pages()}
+    requests.post(bp.base + "/close", json={"tabId": r.json()["tabId"]}, timeout=10)
+    bp.stop()
+    assert browser.alive() and ws  # the attached browser is left running
