@@ -14,7 +14,7 @@ def json_body() -> dict[str, Any]:
     raw = request.get_data(cache=True)
     if not raw.strip():
         return {}
-    data = request.get_json(silent=True)
+    data = request.get_json(force=True, silent=True)  # curl -d sends a form content type
     if data is None:
         raise BadRequest("invalid JSON body", code="bad_json")
     if not isinstance(data, dict):

@@ -94,7 +94,7 @@ if (!globalThis.__pinchtab) {
     const TABLE_NEUTRAL = set("generic none group rowgroup");
     // Elements that are never rendered, or whose children are not rendered as DOM content.
     const SKIP = set("head script style template noscript title meta link base param source track datalist area map");
-    const NO_CHILDREN = set("iframe frame fencedframe textarea input select img video audio object embed br wbr hr " +
+    const NO_CHILDREN = set("iframe frame fencedframe textarea input img video audio object embed br wbr hr " +
       "progress meter");
     const ATOMIC = set("img input select textarea button iframe video audio canvas object embed svg progress meter");
     const FORM_TAGS = set("button input select textarea option optgroup");
@@ -974,10 +974,6 @@ if (!globalThis.__pinchtab) {
         if (el.required || isTrue(attr(el, "aria-required"))) o.required = true;
         if (role === "Iframe") o.frame = true;
         if (S.details) addDetails(o, el, role);
-      } else if (node === document) {
-        if (document.activeElement === null || document.activeElement === document.body) {
-          if (!S.focused) o.focused = true;
-        }
       }
       S.out.push(o);
     }
@@ -1143,7 +1139,7 @@ if (!globalThis.__pinchtab) {
           if (S.maxDepth >= 0 && d > S.maxDepth) return;
         }
       }
-      if (NO_CHILDREN.has(tag) && tag !== "select") return;
+      if (NO_CHILDREN.has(tag)) return;
       const cctx = childContext(el, role, ctx, inc, attrs);
       const enterModal = S.modalPath && el === S.modal;
       if (enterModal) S.inModal = true;
@@ -1153,6 +1149,7 @@ if (!globalThis.__pinchtab) {
           if (c.localName === "summary") { walkElement(c, cctx, d); break; }
         }
       } else if (tag === "select") {
+        // Options and groups only: a select renders nothing else.
         for (const c of el.children) walkElement(c, cctx, d);
       } else {
         walkChildren(el, tag, cctx, d);
@@ -1225,7 +1222,7 @@ if (!globalThis.__pinchtab) {
           if (root.getRootNode() !== document) S.shadows = true;
           const ctx = contextFor(root);
           if (ctx) {
-            if (S.modalPath) S.inModal = !S.modalPath.has(root) || root === modal ? isInside(root, modal) : false;
+            if (modal) S.inModal = isInside(root, modal);
             walkElement(root, ctx, 0);
           }
         }

@@ -478,3 +478,11 @@ def test_evaluate_returns_json_values_when_allowed(app_factory, site):
     r = c.post("/evaluate", json={"expression": "throw new Error('boom')"})
     assert r.status_code == 400 and "boom" in r.json["error"]
     assert c.post("/evaluate", json={}).status_code == 400
+
+
+def test_json_is_read_whatever_the_content_type_says(client, site):
+    import json
+
+    r = client.post("/navigate", data=json.dumps({"url": site.url("form.html")}),
+                    content_type="application/x-www-form-urlencoded")  # what curl -d sends
+    assert r.status_code == 200 and r.json["title"] == "E2E Test - Form"
