@@ -122,6 +122,10 @@ class Bridge:
     def agent(self) -> str | None:
         return request.headers.get("X-Agent-Id") or None
 
+    def caller(self) -> str:
+        """Whose view of a page a snapshot diff compares with: the agent, or all anonymous callers."""
+        return self.agent() or ""
+
     def visible_pages(self) -> list[dict[str, Any]]:
         b = self.ensure()
         pages = [p for p in b.pages() if not p.get("url", "").startswith(HIDDEN_PREFIXES)

@@ -108,12 +108,16 @@ def from_exception(exc: BaseException) -> APIError | None:
                         details={"ref": exc.ref, "role": exc.role, "name": exc.name, "candidates": exc.candidates})
     if isinstance(exc, cdp_errors.UnknownRef):
         return NotFound(str(exc), code="ref_not_found", details={"ref": exc.ref})
+    if isinstance(exc, cdp_errors.BadSelector):
+        return BadRequest(str(exc), code="bad_selector")
     if isinstance(exc, cdp_errors.NoSuchElement):
         return NotFound(str(exc), code="element_not_found")
     if isinstance(exc, cdp_errors.DialogBlocking):
         return Conflict(str(exc), code="dialog_blocking",
                         details={"dialog_type": exc.dialog_type, "dialog_message": exc.dialog_message,
                                  "suggestion": "POST /dialog {\"action\": \"accept\"} or \"dismiss\""})
+    if isinstance(exc, cdp_errors.NavigationChanged):
+        return Conflict(str(exc), code="navigation_changed", details={"url": exc.url, "result": exc.result})
     if isinstance(exc, cdp_errors.ActionError):
         return BadRequest(str(exc), code="action_failed")
     if isinstance(exc, cdp_errors.NavigationError):

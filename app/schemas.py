@@ -6,7 +6,9 @@ from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate, vali
 WAIT_FOR = ("none", "dom", "load", "networkidle", "selector")
 SNAPSHOT_FORMATS = ("json", "compact", "text", "yaml")
 ACTION_KINDS = ("click", "dblclick", "type", "fill", "press", "hover", "focus", "select", "scroll",
-                "check", "uncheck")
+                "scrollintoview", "drag", "check", "uncheck", "mouse-move", "mouse-down", "mouse-up", "mouse-wheel",
+                "keyboard-type", "keyboard-inserttext", "keydown", "keyup")
+SNAP = ("", "diff", "compact")
 
 
 class Loose(Schema):
@@ -60,6 +62,10 @@ class SnapshotQuerySchema(Loose, TabIdMixin):
     maxTokens = fields.Integer(load_default=0, validate=validate.Range(min=0))
     selector = fields.String(load_default="")
     after = fields.String(load_default="")
+    diff = fields.Boolean(load_default=False)
+    output = fields.String(load_default="", validate=validate.OneOf(("", "inline", "file")))
+    path = fields.String(load_default="")
+    timeout = fields.Float(validate=validate.Range(min=0.1, max=120))
 
 
 class TargetMixin(Schema):
@@ -84,6 +90,16 @@ class ActionSchema(Loose, TabIdMixin, TargetMixin):
     deltaY = fields.Float()
     direction = fields.String(validate=validate.OneOf(("up", "down", "left", "right")))
     pixels = fields.Float(validate=validate.Range(min=1))
+    dragX = fields.Float(load_default=0)
+    dragY = fields.Float(load_default=0)
+    frameW = fields.Float(validate=validate.Range(min=1))
+    frameH = fields.Float(validate=validate.Range(min=1))
+    waitNav = fields.Boolean(load_default=False)
+    dialogAction = fields.String(load_default="", validate=validate.OneOf(("", "accept", "dismiss")))
+    dialogText = fields.String(load_default="")
+    humanize = fields.Boolean()
+    fast = fields.Boolean(load_default=False)
+    snap = fields.String(load_default="", validate=validate.OneOf(SNAP, error="snap must be 'diff' or 'compact'"))
     timeout = fields.Float(validate=validate.Range(min=0.1, max=120))
 
     @validates_schema
@@ -91,16 +107,27 @@ class ActionSchema(Loose, TabIdMixin, TargetMixin):
         kind = data.get("kind")
         target = any(k in data for k in ("ref", "selector", "nodeId"))
         point = "x" in data and "y" in data
-        if kind in ("type", "fill") and "text" not in data and "value" not in data:
+        if kind in ("type", "fill", "keyboard-type", "keyboard-inserttext") and "text" not in data and "value" not in data:
             raise ValidationError(f"{kind} needs 'text'", "text")
-        if kind in ("fill", "focus", "select", "check", "uncheck") and not target:
+        if kind in ("fill", "focus", "select", "check", "uncheck", "scrollintoview", "drag") and not target:
             raise ValidationError(f"{kind} needs a target: 'ref', 'selector' or 'nodeId'", "ref")
         if kind in ("click", "dblclick", "hover") and not (target or point):
             raise ValidationError(f"{kind} needs a target: 'ref', 'selector', 'nodeId' or 'x' and 'y'", "ref")
-        if kind == "press" and not data.get("key"):
-            raise ValidationError("press needs 'key'", "key")
+        if kind in ("press", "keydown", "keyup") and not data.get("key"):
+            raise ValidationError(f"{kind} needs 'key'", "key")
         if kind == "select" and "value" not in data and "text" not in data:
             raise ValidationError("select needs 'value'", "value")
+        if kind == "drag" and not data.get("dragX") and not data.get("dragY"):
+            raise ValidationError("drag needs dragX or dragY", "dragX")
+        if ("x" in data) != ("y" in data):
+            raise ValidationError("x and y go together", "y" if "x" in data else "x")
+
+
+class ActionsSchema(Loose, TabIdMixin):
+    actions = fields.List(fields.Dict(), required=True, validate=validate.Length(min=1, error="actions array is empty"),
+                          error_messages={"required": "actions array is empty"})
+    stopOnError = fields.Boolean(load_default=False)
+    snap = fields.String(load_default="", validate=validate.OneOf(SNAP, error="snap must be 'diff' or 'compact'"))
 
 
 class TextQuerySchema(Loose, TabIdMixin):

@@ -6,13 +6,13 @@ the top-most element at its centre and send real input events there; when someth
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import keys
-from .errors import ActionError, CDPError, NoSuchElement
-from .snapshot import REF_RE, Element, call_on, evaluate, resolve_ref, world
+from .errors import ActionError, CDPError, NavigationChanged, NoSuchElement
+from . import selectors
+from .snapshot import Element, call_on, evaluate, world
 from .tab import Tab
 
 INSERT_TEXT_ABOVE = 64  # longer texts: first and last keys typed, the middle inserted at once
@@ -25,6 +25,8 @@ class Target:
     node_id: int | None = None
     x: float | None = None
     y: float | None = None
+    frame_w: float | None = None  # x and y are in a picture of this size (a scaled screenshot)
+    frame_h: float | None = None
 
     @property
     def has_element(self) -> bool:
@@ -36,27 +38,28 @@ class Target:
 
 
 def find(tab: Tab, target: Target) -> Element:
-    """The element a target names. Raises UnknownRef, StaleRef or NoSuchElement."""
-    if target.ref or (target.selector and REF_RE.match(target.selector)):
-        return resolve_ref(tab, target.ref or target.selector)
-    main = tab.frames[tab.main_frame_id or ""]
+    """The element a target names: a backend nodeId, a ref, or any unified selector."""
     if target.node_id is not None:
+        main = tab.frames[tab.main_frame_id or ""]
         try:
             obj = tab.call("DOM.resolveNode", {"backendNodeId": target.node_id,
                                                "executionContextId": world(tab, main)})["object"]
         except CDPError:
             raise NoSuchElement(f"no node with nodeId {target.node_id}") from None
         return Element(obj["objectId"], main.frame_id, main.session_id, world(tab, main))
-    sel = target.selector
-    if sel.startswith("css:"):
-        sel = sel[4:]
-    try:
-        obj = evaluate(tab, main, f"globalThis.__pinchtab.query({json.dumps(sel)})", by_value=False)
-    except CDPError as exc:
-        raise NoSuchElement(f"css selector {sel!r}: {exc.cdp_message}") from None
-    if obj.get("subtype") == "null" or "objectId" not in obj:
-        raise NoSuchElement(f"css selector {sel!r} matches no element in the page")
-    return Element(obj["objectId"], main.frame_id, main.session_id, world(tab, main))
+    return selectors.resolve(tab, target.ref or target.selector)
+
+
+def viewport_point(tab: Tab, target: Target) -> tuple[float, float]:
+    """The target's x/y in CSS viewport pixels (scaled when given in a frameW x frameH picture)."""
+    x, y = float(target.x), float(target.y)  # type: ignore[arg-type]
+    if target.frame_w or target.frame_h:
+        size = evaluate(tab, tab.frames[tab.main_frame_id or ""], "[innerWidth, innerHeight]")
+        if target.frame_w:
+            x = x * size[0] / target.frame_w
+        if target.frame_h:
+            y = y * size[1] / target.frame_h
+    return x, y
 
 
 # --- pointer ---------------------------------------------------------------------------------
@@ -95,42 +98,107 @@ def point_of(tab: Tab, el: Element) -> tuple[float, float] | None:
     return None
 
 
+def mouse_event(tab: Tab, kind: str, x: float, y: float, **extra: Any) -> Any:
+    """Send one mouse event (not waited for) and remember where the pointer is."""
+    tab.state["pointer"] = (x, y)
+    return tab.send("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, **extra})
+
+
 def mouse_click(tab: Tab, x: float, y: float, *, button: str = "left", count: int = 1, modifiers: int = 0) -> None:
     """Move, press and release at (x, y), pipelined; a dialog opened by the click ends the wait."""
-    base = {"x": x, "y": y, "modifiers": modifiers}
-    tab.send("Input.dispatchMouseEvent", {"type": "mouseMoved", **base})
+    mouse_event(tab, "mouseMoved", x, y, modifiers=modifiers)
     last = None
     for i in range(1, count + 1):
-        tab.send("Input.dispatchMouseEvent", {"type": "mousePressed", "button": button, "clickCount": i, **base})
-        last = tab.send("Input.dispatchMouseEvent", {"type": "mouseReleased", "button": button, "clickCount": i, **base})
-    tab.wait_result(last, "Input.dispatchMouseEvent", watch_dialog=True)  # type: ignore[arg-type]
+        mouse_event(tab, "mousePressed", x, y, button=button, clickCount=i, modifiers=modifiers)
+        last = mouse_event(tab, "mouseReleased", x, y, button=button, clickCount=i, modifiers=modifiers)
+    tab.wait_result(last, "Input.dispatchMouseEvent")
+
+
+def element_point(tab: Tab, target: Target) -> tuple[float, float]:
+    """Where a pointer action on the target goes: its element's centre, or its x/y."""
+    if target.has_point and not target.has_element:
+        return viewport_point(tab, target)
+    el = find(tab, target)
+    pt = point_of(tab, el)
+    if pt is None:
+        raise ActionError("the element has no visible point (covered, hidden or zero-size)")
+    return pt
+
+
+def pointer_point(tab: Tab, target: Target) -> tuple[float, float]:
+    """For mouse-* kinds: the target, else where the pointer last was, else the viewport centre."""
+    if target.has_element or target.has_point:
+        return element_point(tab, target)
+    if "pointer" in tab.state:
+        return tab.state["pointer"]
+    size = evaluate(tab, tab.frames[tab.main_frame_id or ""], "[innerWidth, innerHeight]")
+    return size[0] / 2, size[1] / 2
 
 
 def click(tab: Tab, target: Target, *, count: int = 1, button: str = "left", modifiers: int = 0) -> dict[str, Any]:
     if target.has_point and not target.has_element:
-        mouse_click(tab, float(target.x), float(target.y), button=button, count=count, modifiers=modifiers)  # type: ignore[arg-type]
-        return {"clicked": True, "x": target.x, "y": target.y}
+        x, y = viewport_point(tab, target)
+        mouse_click(tab, x, y, button=button, count=count, modifiers=modifiers)
+        return {"clicked": True, "x": x, "y": y}
     el = find(tab, target)
     pt = point_of(tab, el)
     if pt is None:
         # Covered or boxless (a styled checkbox, an element under an overlay): click through the DOM.
-        call_on(tab, el, "function(n){ for (let i = 0; i < n; i++) this.click(); }", count, watch_dialog=True)
+        call_on(tab, el, "function(n){ for (let i = 0; i < n; i++) this.click(); }", count)
         return {"clicked": True, "method": "dom"}
     mouse_click(tab, pt[0], pt[1], button=button, count=count, modifiers=modifiers)
     return {"clicked": True}
 
 
 def hover(tab: Tab, target: Target) -> dict[str, Any]:
-    if target.has_point and not target.has_element:
-        x, y = float(target.x), float(target.y)  # type: ignore[arg-type]
-    else:
-        el = find(tab, target)
-        pt = point_of(tab, el)
-        if pt is None:
-            raise ActionError("element has no visible point to hover (covered, hidden or zero-size)")
-        x, y = pt
-    tab.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+    x, y = element_point(tab, target)
+    tab.wait_result(mouse_event(tab, "mouseMoved", x, y), "Input.dispatchMouseEvent")
     return {"hovered": True}
+
+
+def mouse_move(tab: Tab, target: Target) -> dict[str, Any]:
+    x, y = pointer_point(tab, target)
+    tab.wait_result(mouse_event(tab, "mouseMoved", x, y), "Input.dispatchMouseEvent")
+    return {"moved": True, "x": x, "y": y}
+
+
+def mouse_button(tab: Tab, target: Target, down: bool, button: str = "left", modifiers: int = 0) -> dict[str, Any]:
+    x, y = pointer_point(tab, target)
+    kind = "mousePressed" if down else "mouseReleased"
+    tab.wait_result(mouse_event(tab, kind, x, y, button=button, clickCount=1, modifiers=modifiers),
+                    "Input.dispatchMouseEvent")
+    return {"down" if down else "up": True, "x": x, "y": y, "button": button}
+
+
+def mouse_wheel(tab: Tab, target: Target, dx: float, dy: float) -> dict[str, Any]:
+    x, y = pointer_point(tab, target)
+    if not dx and not dy:
+        dy = 120
+    tab.wait_result(mouse_event(tab, "mouseWheel", x, y, deltaX=dx, deltaY=dy), "Input.dispatchMouseEvent")
+    return {"wheel": True, "x": x, "y": y, "deltaX": dx, "deltaY": dy}
+
+
+def drag(tab: Tab, target: Target, dx: float, dy: float) -> dict[str, Any]:
+    """Press at the element's centre, move in steps of about 20 px, release at the offset."""
+    if not dx and not dy:
+        raise ActionError("drag needs dragX or dragY")
+    x, y = element_point(tab, target)
+    mouse_event(tab, "mouseMoved", x, y)
+    mouse_event(tab, "mousePressed", x, y, button="left", clickCount=1)
+    steps = max(3, min(20, int(max(abs(dx), abs(dy)) / 20)))
+    for i in range(1, steps + 1):
+        mouse_event(tab, "mouseMoved", x + dx * i / steps, y + dy * i / steps, button="left", buttons=1)
+    last = mouse_event(tab, "mouseReleased", x + dx, y + dy, button="left", clickCount=1)
+    tab.wait_result(last, "Input.dispatchMouseEvent")
+    return {"dragged": True, "dragX": dx, "dragY": dy}
+
+
+def scroll_into_view(tab: Tab, target: Target) -> dict[str, Any]:
+    el = find(tab, target)
+    return call_on(tab, el, "function(){ this.scrollIntoView({block: 'center', inline: 'nearest', behavior: 'instant'});"
+                            " const r = this.getBoundingClientRect();"
+                            " return {x: Math.round(r.x), y: Math.round(r.y), width: Math.round(r.width),"
+                            " height: Math.round(r.height)}; }")
 
 
 # --- keyboard --------------------------------------------------------------------------------
@@ -161,7 +229,7 @@ def send_keys(tab: Tab, events: list[dict[str, Any]]) -> None:
     for ev in events:
         last = tab.send("Input.dispatchKeyEvent", ev)
     if last is not None:
-        tab.wait_result(last, "Input.dispatchKeyEvent", watch_dialog=True)
+        tab.wait_result(last, "Input.dispatchKeyEvent")
 
 
 def type_text(tab: Tab, text: str) -> None:
@@ -210,7 +278,7 @@ _FILL = """function(v) {
 
 def fill(tab: Tab, target: Target, text: str) -> dict[str, Any]:
     el = find(tab, target)
-    res = call_on(tab, el, _FILL, text, watch_dialog=True)
+    res = call_on(tab, el, _FILL, text)
     if res.get("error"):
         raise ActionError(res["error"])
     out: dict[str, Any] = {"filled": True, "len": len(text)}
@@ -235,7 +303,7 @@ _SELECT = """function(v) {
 
 
 def select(tab: Tab, target: Target, value: str) -> dict[str, Any]:
-    res = call_on(tab, find(tab, target), _SELECT, value, watch_dialog=True)
+    res = call_on(tab, find(tab, target), _SELECT, value)
     if res.get("error"):
         raise ActionError(res["error"])
     return {"selected": res["selected"], "text": res["text"]}
@@ -261,7 +329,7 @@ def set_checked(tab: Tab, target: Target, want: bool) -> dict[str, Any]:
             mouse_click(tab, pt[0], pt[1])
         state = call_on(tab, el, _CHECKED)
         if state != want:  # covered or styled away: the DOM click toggles it
-            call_on(tab, el, "function(){ this.click(); }", watch_dialog=True)
+            call_on(tab, el, "function(){ this.click(); }")
             state = call_on(tab, el, _CHECKED)
     if state != want:
         raise ActionError(f"the element stayed {'checked' if state else 'unchecked'}")
@@ -296,3 +364,117 @@ def scroll(tab: Tab, target: Target, *, dx: float = 0, dy: float = 0) -> dict[st
     tab.wait_for(moved, 0.3)
     return {"scrolled": True, "x": pos[0], "y": pos[1], "deltaX": dx, "deltaY": dy}
 
+
+
+# --- one step: an action with its guards ---------------------------------------------------------
+@dataclass
+class Step:
+    """One action as the API takes it (field names as in the original's request)."""
+
+    kind: str
+    target: Target
+    text: str = ""
+    value: str | None = None
+    key: str = ""
+    modifiers: int = 0
+    button: str = "left"
+    dx: float = 0.0
+    dy: float = 0.0
+    drag_x: float = 0.0
+    drag_y: float = 0.0
+    wait_nav: bool = False
+    dialog_action: str = ""  # "accept" / "dismiss" for a dialog this step opens
+    dialog_text: str = ""
+
+
+def run_kind(tab: Tab, step: Step) -> dict[str, Any]:
+    """Dispatch a step to its action."""
+    t, k = step.target, step.kind
+    if k == "click":
+        return click(tab, t, button=step.button, modifiers=step.modifiers)
+    if k == "dblclick":
+        res = click(tab, t, count=2, button=step.button, modifiers=step.modifiers)
+        return {"doubleclicked": True, **{key: v for key, v in res.items() if key != "clicked"}}
+    if k == "type":
+        return type_into(tab, t, step.text)
+    if k == "fill":
+        return fill(tab, t, step.text)
+    if k == "press":
+        return press(tab, t, step.key, step.modifiers)
+    if k == "hover":
+        return hover(tab, t)
+    if k == "focus":
+        return focus(tab, t)
+    if k == "select":
+        return select(tab, t, step.value if step.value is not None else step.text)
+    if k in ("check", "uncheck"):
+        return set_checked(tab, t, k == "check")
+    if k == "scroll":
+        return scroll(tab, t, dx=step.dx, dy=step.dy)
+    if k == "scrollintoview":
+        return scroll_into_view(tab, t)
+    if k == "drag":
+        return drag(tab, t, step.drag_x, step.drag_y)
+    if k == "mouse-move":
+        return mouse_move(tab, t)
+    if k in ("mouse-down", "mouse-up"):
+        return mouse_button(tab, t, k == "mouse-down", step.button, step.modifiers)
+    if k == "mouse-wheel":
+        return mouse_wheel(tab, t, step.dx, step.dy)
+    if k == "keyboard-type":
+        type_text(tab, step.text)
+        return {"typed": True, "len": len(step.text)}
+    if k == "keyboard-inserttext":
+        tab.call("Input.insertText", {"text": step.text})
+        return {"inserted": True, "len": len(step.text)}
+    if k in ("keydown", "keyup"):
+        try:
+            key, bits = keys.parse_combo(step.key)
+        except ValueError as exc:
+            raise ActionError(str(exc)) from None
+        down, up = key_events(key, bits | step.modifiers)
+        send_keys(tab, [down if k == "keydown" else up])
+        return {k: step.key}
+    raise ActionError(f"unknown action kind: {k}")
+
+
+def perform(tab: Tab, step: Step, *, guard: bool = True, wait_nav_s: float = 1.0,
+            navigate_timeout_s: float = 30.0) -> dict[str, Any]:
+    """Run a step with its guards: dialog handling, waitNav, and the navigation guard.
+
+    Without ``wait_nav`` a step that makes the main frame load a new document raises
+    NavigationChanged (the page's refs are gone, and the agent should know); with it, the step
+    waits (bounded) for the new page.
+    """
+    epoch, loads = tab.document_epoch, tab.loads_started
+    if step.dialog_action:
+        tab.dialog_plan = (step.dialog_action == "accept", step.dialog_text)
+    try:
+        result = run_kind(tab, step)
+    finally:
+        planned = tab.dialog_plan is None and step.dialog_action
+        tab.dialog_plan = None
+    if planned and tab.last_dialog is not None and tab.last_dialog.handled:
+        result["dialog"] = {**tab.last_dialog.to_dict(), "handled": tab.last_dialog.handled}
+    # A round trip to the page: by its answer, a navigation the step started has been reported.
+    main = tab.frames.get(tab.main_frame_id or "")
+    if main is not None:
+        try:
+            evaluate(tab, main, "0")
+        except Exception:  # the old document went away under us: that is a navigation too
+            pass
+    navigated = tab.document_epoch != epoch or tab.loads_started != loads
+    if step.wait_nav:
+        from .navigation import wait_loaded
+
+        if not navigated:
+            tab.wait_for(lambda: tab.loads_started != loads or tab.document_epoch != epoch, wait_nav_s)
+        if tab.loads_started != loads or tab.document_epoch != epoch:
+            tab.wait_for(lambda: tab.document_epoch != epoch, navigate_timeout_s)
+            main = tab.frames.get(tab.main_frame_id or "")
+            wait_loaded(tab, tab.main_frame_id, main.loader_id if main else None, "dom", navigate_timeout_s)
+            result["navigated"] = True
+        return result
+    if guard and navigated:
+        raise NavigationChanged(tab.url, result)
+    return result

@@ -55,6 +55,10 @@ class NoSuchElement(Exception):
     """A selector matched nothing."""
 
 
+class BadSelector(ValueError):
+    """A selector that cannot be parsed or that the page rejects (invalid CSS or XPath)."""
+
+
 class ActionError(Exception):
     """An action could not be carried out (wrong element kind, not focusable, ...)."""
 
@@ -70,3 +74,13 @@ class DialogBlocking(Exception):
         super().__init__(f"a {dialog_type} dialog is blocking the page: {message!r}; answer it with POST /dialog")
         self.dialog_type = dialog_type
         self.dialog_message = message
+
+
+class NavigationChanged(Exception):
+    """An action without waitNav made the page load a new document: earlier refs are gone."""
+
+    def __init__(self, url: str, result: dict | None = None) -> None:
+        super().__init__("the action navigated the page (its refs are gone); send waitNav: true when a "
+                         "navigation is expected, then take a new /snapshot")
+        self.url = url
+        self.result = result or {}

@@ -180,3 +180,13 @@ _STATE_KEYS = ("name", "value", "checked", "disabled", "focused", "expanded", "s
 
 def _observable(node: dict[str, Any]) -> tuple:
     return tuple(node.get(k) for k in _STATE_KEYS)
+
+
+def render_diff_compact(changes: dict[str, list[dict[str, Any]]], *, title: str, url: str, count: int) -> str:
+    """Only what changed: ``+`` added, ``~`` changed (as it is now), ``-`` removed (as it was)."""
+    a, c, r = (len(changes[k]) for k in ("added", "changed", "removed"))
+    lines = [f"# {title} | {url} | {count} nodes | +{a} ~{c} -{r}"]
+    lines += ["+ " + compact_line(n) for n in changes["added"]]
+    lines += ["~ " + compact_line(n) for n in changes["changed"]]
+    lines += ["- " + compact_line(n) for n in changes["removed"]]
+    return "\n".join(lines) + "\n"

@@ -81,7 +81,8 @@ def _is_gone_context(exc: CDPError) -> bool:
     return "context" in msg and ("not find" in msg or "destroyed" in msg or "not found" in msg)
 
 
-def evaluate(tab: Tab, frame: Frame, expression: str, *, by_value: bool = True, timeout_s: float | None = None) -> Any:
+def evaluate(tab: Tab, frame: Frame, expression: str, *, by_value: bool = True, timeout_s: float | None = None,
+             await_promise: bool = False) -> Any:
     """Evaluate ``expression`` in our world of ``frame`` (loading the walker first if needed).
 
     Returns the value (``by_value``) or the remote object. A context that vanished under us (the
@@ -94,7 +95,7 @@ def evaluate(tab: Tab, frame: Frame, expression: str, *, by_value: bool = True, 
         expr = expression if loaded else f"globalThis.__pinchtab ? ({expression}) : {_MISSING!r}"
         try:
             res = tab.call("Runtime.evaluate", {"expression": expr, "contextId": ctx, "returnByValue": by_value,
-                                                "awaitPromise": False}, session_id=frame.session_id,
+                                                "awaitPromise": await_promise}, session_id=frame.session_id,
                            timeout_s=timeout_s)
         except CDPError as exc:
             if attempt < 2 and _is_gone_context(exc):
@@ -114,13 +115,12 @@ def evaluate(tab: Tab, frame: Frame, expression: str, *, by_value: bool = True, 
     raise AssertionError("unreachable")
 
 
-def call_on(tab: Tab, el: Element, function: str, *args: Any, by_value: bool = True,
-            watch_dialog: bool = False) -> Any:
+def call_on(tab: Tab, el: Element, function: str, *args: Any, by_value: bool = True) -> Any:
     """Call ``function`` with ``this`` = the element and JSON ``args``, in our world."""
     res = tab.call("Runtime.callFunctionOn", {
         "functionDeclaration": function, "objectId": el.object_id,
         "arguments": [{"value": a} for a in args], "returnByValue": by_value, "awaitPromise": False,
-    }, session_id=el.session_id, watch_dialog=watch_dialog)
+    }, session_id=el.session_id)
     if "exceptionDetails" in res:
         d = res["exceptionDetails"]
         text = (d.get("exception") or {}).get("description") or d.get("text", "script error")
@@ -236,3 +236,31 @@ def candidates(tab: Tab, ref: str, role: str, name: str) -> list[dict[str, str]]
     fresh = take(tab, filter="interactive")
     return [{"ref": n["ref"], "role": n["role"], "name": n.get("name", "")}
             for n in fresh if n["ref"] != ref and n["role"] == role and n.get("name", "") == name][:5]
+
+
+# --- what each caller last saw, for diffs ----------------------------------------------------------
+def remember(tab: Tab, caller: str, filter: str, nodes: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """Store this caller's view of the page; return its previous view of the same document, if any."""
+    views: dict[tuple[str, str], tuple[int, list[dict[str, Any]]]] = tab.state.setdefault("views", {})
+    key = (caller, filter)
+    previous = views.get(key)
+    views[key] = (tab.document_epoch, nodes)
+    if previous is None or previous[0] != tab.document_epoch:
+        return None
+    return previous[1]
+
+
+def settle(tab: Tab, *, quiet_ms: int = 100, cap_ms: int = 1500) -> None:
+    """Wait until the page has settled: its document parsed, then the DOM quiet for ``quiet_ms``.
+
+    Bounded by ``cap_ms`` (a page that never stops animating still answers), not a fixed sleep.
+    """
+    main = tab.frames.get(tab.main_frame_id or "")
+    if main is None:
+        return
+    tab.wait_for(lambda: "DOMContentLoaded" in main.lifecycle or "load" in main.lifecycle, cap_ms / 1000)
+    try:
+        evaluate(tab, main, f"globalThis.__pinchtab.quiet({quiet_ms}, {cap_ms})", await_promise=True,
+                 timeout_s=cap_ms / 1000 + 2)
+    except CDPError:
+        pass  # the document was replaced while we waited: the snapshot reads the new one

@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EVENT_QUEUE_MAX = 5000
+# Commands that still answer while a JavaScript dialog blocks the page; every other command on a
+# tab with an open dialog fails at once with DialogBlocking instead of hanging until its deadline.
+DIALOG_SAFE = frozenset({"Page.handleJavaScriptDialog", "Page.bringToFront", "Page.getNavigationHistory",
+                         "Page.navigate", "Page.stopLoading"})
 CONSOLE_RING = 1000
 Handler = Callable[[str, dict[str, Any]], None]
 
@@ -49,6 +53,13 @@ class Dialog:
     message: str
     default_prompt: str = ""
     url: str = ""
+    handled: str = ""  # "accepted" / "dismissed" once answered
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type, "message": self.message}
+        if self.default_prompt:
+            out["defaultPrompt"] = self.default_prompt
+        return out
 
 
 class _Job:
@@ -75,12 +86,16 @@ class Tab:
         self.navigated = False  # the first navigation of a fresh tab drops about:blank from history
         self.frames: dict[str, Frame] = {}
         self.main_frame_id: str | None = None
-        self.dialog: Dialog | None = None
+        self.dialog: Dialog | None = None  # an open dialog nobody has answered yet
+        self.last_dialog: Dialog | None = None  # the latest dialog, answered or not
+        self.dialog_plan: tuple[bool, str] | None = None  # how to answer the next dialog (an action's dialogAction)
+        self.auto_accept_dialogs = False
         self.console: collections.deque[dict[str, Any]] = collections.deque(maxlen=CONSOLE_RING)
         self.errors: collections.deque[dict[str, Any]] = collections.deque(maxlen=CONSOLE_RING)
         self.dropped_events = 0
         self.document_epoch = 0  # bumped when the main frame commits a new document
         self.nav_seq = 0  # bumped by every main-frame navigation, same-document ones included
+        self.loads_started = 0  # bumped when the main frame starts a navigation to a new document
         self.state: dict[str, Any] = {}  # per-tab bookkeeping of higher layers (refs, last snapshot)
         self._handlers: dict[str, list[Handler]] = collections.defaultdict(list)
         self._cond = threading.Condition()
@@ -146,19 +161,21 @@ class Tab:
         return fut
 
     def call(self, method: str, params: dict[str, Any] | None = None, *, session_id: str | None = None,
-             timeout_s: float | None = None, watch_dialog: bool = False) -> dict[str, Any]:
+             timeout_s: float | None = None) -> dict[str, Any]:
         """Send a command on this tab's session and wait for its result, handling events meanwhile.
 
-        ``watch_dialog``: give up as soon as a JavaScript dialog opens (input events do not
-        answer while one is open) and raise DialogBlocking.
+        A JavaScript dialog stops the page from answering: a command sent while one is open, or
+        whose wait sees one open, raises DialogBlocking at once (bar the few in DIALOG_SAFE).
         """
         if threading.current_thread() is not self._thread:
             return self.conn.call(method, params, session_id or self.session_id, timeout_s or 30.0)
+        if self.dialog is not None and method not in DIALOG_SAFE:
+            raise DialogBlocking(self.dialog.type, self.dialog.message)
         fut = self.send(method, params, session_id)
-        return self.wait_result(fut, method, timeout_s, watch_dialog=watch_dialog)
+        return self.wait_result(fut, method, timeout_s)
 
-    def wait_result(self, fut: Future, method: str, timeout_s: float | None = None, *,
-                    watch_dialog: bool = False) -> dict[str, Any]:
+    def wait_result(self, fut: Future, method: str, timeout_s: float | None = None) -> dict[str, Any]:
+        watch_dialog = method not in DIALOG_SAFE
         interrupt = (lambda: self.dialog is not None) if watch_dialog else None
         if not self.wait_for(fut.done, timeout_s, interrupt=interrupt):
             self.conn.forget(fut)
@@ -240,6 +257,7 @@ class Tab:
         self.on("Page.navigatedWithinDocument", self._on_within_document)
         self.on("Page.frameDetached", self._on_frame_detached)
         self.on("Page.lifecycleEvent", self._on_lifecycle)
+        self.on("Page.frameStartedNavigating", self._on_started_navigating)
         self.on("Runtime.executionContextCreated", self._on_context_created)
         self.on("Runtime.executionContextDestroyed", self._on_context_destroyed)
         self.on("Runtime.executionContextsCleared", self._on_contexts_cleared)
@@ -294,6 +312,12 @@ class Tab:
             fr.lifecycle = set()
         fr.lifecycle.add(p.get("name", ""))
 
+    def _on_started_navigating(self, session_id: str, p: dict[str, Any]) -> None:
+        # Only navigations that will replace the document: a same-document one keeps every ref.
+        if (p.get("frameId") == self.main_frame_id and session_id == self.session_id
+                and p.get("navigationType") not in ("sameDocument", "historySameDocument")):
+            self.loads_started += 1
+
     def _on_context_created(self, session_id: str, p: dict[str, Any]) -> None:
         ctx = p["context"]
         aux = ctx.get("auxData") or {}
@@ -311,9 +335,22 @@ class Tab:
                 fr.world_ctx = None
 
     def _on_dialog_opening(self, session_id: str, p: dict[str, Any]) -> None:
-        self.dialog = Dialog(p.get("type", "unknown"), p.get("message", ""), p.get("defaultPrompt", ""), p.get("url", ""))
+        dialog = Dialog(p.get("type", "unknown"), p.get("message", ""), p.get("defaultPrompt", ""), p.get("url", ""))
+        self.last_dialog = dialog
+        plan = self.dialog_plan or ((True, "") if self.auto_accept_dialogs else None)
+        if plan is None:
+            self.dialog = dialog  # left for POST /dialog; calls fail fast meanwhile
+            return
+        self.dialog_plan = None
+        params: dict[str, Any] = {"accept": plan[0]}
+        if plan[1]:
+            params["promptText"] = plan[1]
+        self.send("Page.handleJavaScriptDialog", params, session_id)  # not waited: we are mid-pump
+        dialog.handled = "accepted" if plan[0] else "dismissed"
 
     def _on_dialog_closed(self, session_id: str, p: dict[str, Any]) -> None:
+        if self.dialog is not None and not self.dialog.handled:
+            self.dialog.handled = "accepted" if p.get("result") else "dismissed"
         self.dialog = None
 
     def _on_console(self, session_id: str, p: dict[str, Any]) -> None:

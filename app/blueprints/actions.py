@@ -1,4 +1,8 @@
-"""POST /action (and GET /action): one action on an element, by ref, selector, nodeId or point."""
+"""POST /action and /actions: act on elements by ref, selector, nodeId or point; one round trip a step.
+
+With ``"snap": "compact"`` the answer carries the page's interactive snapshot after the action,
+with ``"snap": "diff"`` what changed since this caller last looked, once the page has settled.
+"""
 from __future__ import annotations
 
 from typing import Any
@@ -6,11 +10,15 @@ from typing import Any
 from flask import Blueprint, jsonify, request
 
 from cdp import actions as act
+from cdp import formats
+from cdp import snapshot as snap
+from cdp.navigation import page_info
 from cdp.tab import Tab
 
 from ..bridge import bridge
-from ..params import from_body, from_query
-from ..schemas import ActionSchema
+from ..errors import body as error_body, from_exception
+from ..params import from_body, from_query, load
+from ..schemas import ActionSchema, ActionsSchema
 from . import tab_route
 from .common import on_tab
 
@@ -19,45 +27,89 @@ bp = Blueprint("actions", __name__)
 _DIRECTIONS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
 
 
-def perform(tab: Tab, req: dict[str, Any]) -> dict[str, Any]:
-    """Run one validated action on the tab's worker; returns the ``result`` object."""
+def step_of(req: dict[str, Any]) -> act.Step:
+    """The validated request as a step."""
     target = act.Target(ref=req.get("ref", ""), selector=req.get("selector", ""), node_id=req.get("nodeId"),
-                        x=req.get("x"), y=req.get("y"))
-    kind = req["kind"]
-    text = req.get("text", req.get("value", ""))
-    if kind == "click":
-        return act.click(tab, target, button=req["button"], modifiers=req["modifiers"])
-    if kind == "dblclick":
-        res = act.click(tab, target, count=2, button=req["button"], modifiers=req["modifiers"])
-        return {"doubleclicked": True, **{k: v for k, v in res.items() if k != "clicked"}}
-    if kind == "type":
-        return act.type_into(tab, target, text)
-    if kind == "fill":
-        return act.fill(tab, target, text)
-    if kind == "press":
-        return act.press(tab, target, req["key"], req["modifiers"])
-    if kind == "hover":
-        return act.hover(tab, target)
-    if kind == "focus":
-        return act.focus(tab, target)
-    if kind == "select":
-        return act.select(tab, target, req.get("value", req.get("text", "")))
-    if kind in ("check", "uncheck"):
-        return act.set_checked(tab, target, kind == "check")
-    if kind == "scroll":
-        dx = req.get("deltaX", req.get("scrollX", 0)) or 0
-        dy = req.get("deltaY", req.get("scrollY", 0)) or 0
-        if req.get("direction"):
-            sx, sy = _DIRECTIONS[req["direction"]]
-            amount = req.get("pixels", 300)
-            dx, dy = sx * amount, sy * amount
-        return act.scroll(tab, target, dx=dx, dy=dy)
-    raise AssertionError(kind)  # the schema admits only the kinds above
+                        x=req.get("x"), y=req.get("y"), frame_w=req.get("frameW"), frame_h=req.get("frameH"))
+    dx = req.get("deltaX", req.get("scrollX", 0)) or 0
+    dy = req.get("deltaY", req.get("scrollY", 0)) or 0
+    if req.get("direction"):
+        sx, sy = _DIRECTIONS[req["direction"]]
+        amount = req.get("pixels", 300)
+        dx, dy = sx * amount, sy * amount
+    return act.Step(kind=req["kind"], target=target, text=req.get("text", req.get("value", "")),
+                    value=req.get("value"), key=req.get("key", ""), modifiers=req["modifiers"],
+                    button=req["button"], dx=dx, dy=dy, drag_x=req["dragX"], drag_y=req["dragY"],
+                    wait_nav=req["waitNav"], dialog_action=req["dialogAction"], dialog_text=req["dialogText"])
+
+
+def run_step(tab: Tab, req: dict[str, Any], cfg: Any) -> dict[str, Any]:
+    """On the tab's worker: one step with its guards (``cfg`` read in the request's thread)."""
+    return act.perform(tab, step_of(req), guard=cfg.security.enable_action_guards,
+                       wait_nav_s=cfg.timeouts.wait_nav_ms / 1000, navigate_timeout_s=cfg.timeouts.navigate_sec)
+
+
+def after_snapshot(tab: Tab, mode: str, caller: str) -> dict[str, Any]:
+    """On the tab's worker: once the page settles, its compact snapshot or the diff since the caller's view."""
+    snap.settle(tab)
+    info = page_info(tab)
+    if mode == "diff":
+        nodes = snap.take(tab, filter="all")
+        previous = snap.remember(tab, caller, "all", nodes)
+        if previous is not None:
+            text = formats.render_diff_compact(formats.diff(previous, nodes), title=info["title"], url=info["url"],
+                                               count=len(nodes))
+            return {"snapshot": text, "snapshotFormat": "diff"}
+    nodes = snap.take(tab, filter="interactive")
+    snap.remember(tab, caller, "interactive", nodes)
+    if mode == "diff":  # no earlier view of this document to compare with: the whole (interactive) page
+        snap.remember(tab, caller, "all", snap.take(tab, filter="all"))
+    text = formats.render_compact(nodes, title=info["title"], url=info["url"], count=len(nodes))
+    return {"snapshot": text, "snapshotFormat": "compact"}
 
 
 @tab_route(bp, "/action", methods=["POST", "GET"])
 def action(tab_id: str | None):  # type: ignore[no-untyped-def]
     req = from_query(ActionSchema, tab_id) if request.method == "GET" else from_body(ActionSchema, tab_id)
-    tab = bridge().tab(req.get("tabId"))
-    result = on_tab(tab, lambda t: perform(t, req), req.get("timeout"))
-    return jsonify({"success": True, "result": result})
+    br = bridge()
+    tab = br.tab(req.get("tabId"))
+    caller, cfg = br.caller(), br.config
+
+    def job(t: Tab) -> dict[str, Any]:
+        out: dict[str, Any] = {"success": True, "result": run_step(t, req, cfg)}
+        if req["snap"]:
+            out.update(after_snapshot(t, req["snap"], caller))
+        return out
+
+    return jsonify(on_tab(tab, job, req.get("timeout")))
+
+
+@tab_route(bp, "/actions", methods=["POST"])
+def actions(tab_id: str | None):  # type: ignore[no-untyped-def]
+    batch = from_body(ActionsSchema, tab_id)
+    br = bridge()
+    caller, cfg = br.caller(), br.config
+    results: list[dict[str, Any]] = []
+    last_tab: Tab | None = None
+    for i, raw in enumerate(batch["actions"]):
+        try:
+            req = load(ActionSchema, {**raw, "tabId": raw.get("tabId", batch.get("tabId"))} if
+                       (raw.get("tabId") or batch.get("tabId")) else raw)
+            tab = br.tab(req.get("tabId"))
+            last_tab = tab
+            results.append({"index": i, "success": True, "result": on_tab(tab, lambda t: run_step(t, req, cfg),
+                                                                          req.get("timeout"))})
+        except Exception as exc:  # a failed step is reported in its place, not as the request's error
+            err = from_exception(exc)
+            if err is None:
+                raise
+            results.append({"index": i, "success": False, **error_body(err)})
+            if batch["stopOnError"]:
+                break
+    ok = sum(1 for r in results if r["success"])
+    total = len(batch["actions"])
+    out: dict[str, Any] = {"results": results, "total": total, "successful": ok, "failed": total - ok}
+    if batch["snap"]:
+        tab = last_tab or br.tab(batch.get("tabId"))
+        out.update(on_tab(tab, lambda t: after_snapshot(t, batch["snap"], caller)))
+    return jsonify(out)

@@ -24,7 +24,7 @@ def evaluate(tab_id: str | None):  # type: ignore[no-untyped-def]
     tab = br.tab(req.get("tabId"))
     res = on_tab(tab, lambda t: t.call("Runtime.evaluate", {
         "expression": req["expression"], "returnByValue": True, "awaitPromise": req["awaitPromise"],
-        "userGesture": True}, watch_dialog=True))
+        "userGesture": True}))
     if "exceptionDetails" in res:
         d = res["exceptionDetails"]
         msg = (d.get("exception") or {}).get("description") or d.get("text", "script error")

@@ -29,11 +29,47 @@
     return null;
   };
 
-  pt.count = (sel, root) => {
-    root = root || document;
-    let n = root.querySelectorAll(sel).length;
-    for (const el of deep(root)) if (el.shadowRoot) n += pt.count(sel, el.shadowRoot);
-    return n;
+  pt.count = (sel, root) => pt.matches('css', sel).length;
+
+  // Every element a css/xpath/text selector matches in this document, in document order.
+  pt.matches = (kind, value) => {
+    if (kind === 'css') {
+      const out = [...document.querySelectorAll(value)];
+      for (const el of deep(document.documentElement || document)) {
+        if (el.shadowRoot) out.push(...el.shadowRoot.querySelectorAll(value));
+      }
+      return out;
+    }
+    if (kind === 'xpath') {
+      const r = document.evaluate(value, document, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
+      const out = [];
+      for (let i = 0; i < r.snapshotLength; i++) {
+        const n = r.snapshotItem(i);
+        out.push(n.nodeType === 1 ? n : n.parentElement);
+      }
+      return out.filter(Boolean);
+    }
+    if (kind === 'text') {
+      // The innermost elements whose text holds the words (case and spacing ignored).
+      const needle = value.replace(/\s+/g, ' ').trim().toLowerCase();
+      const norm = (el) => (el.textContent || '').replace(/\s+/g, ' ').toLowerCase();
+      const out = [];
+      for (const el of deep(document.body || document.documentElement)) {
+        if (/^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE|HEAD)$/.test(el.tagName)) continue;
+        if (!norm(el).includes(needle)) continue;
+        const kids = [...el.children, ...(el.shadowRoot ? el.shadowRoot.children : [])];
+        if (!kids.some((k) => norm(k).includes(needle))) out.push(el);
+      }
+      return out;
+    }
+    throw new Error('unknown selector kind ' + kind);
+  };
+
+  // The count of matches and the index-th one (negative: from the end).
+  pt.pick = (kind, value, index) => {
+    const all = pt.matches(kind, value);
+    const i = index < 0 ? all.length + index : index;
+    return {count: all.length, el: all[i] || null};
   };
 
   const NOISE = 'nav, footer, aside, header, [role=navigation], [role=banner], [role=contentinfo], ' +
@@ -65,5 +101,22 @@
   function tidy(t) {
     return t.replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
   }
+})();
+true;
+
+// Resolves once the DOM has been quiet for quietMs (no mutations), or after capMs at the latest:
+// "the page has settled" without a fixed sleep.
+(() => {
+  const pt = globalThis.__pinchtab;
+  if (!pt || pt.quiet) return;
+  pt.quiet = (quietMs, capMs) => new Promise((resolve) => {
+    const started = performance.now();
+    let timer = null;
+    const done = () => { obs.disconnect(); clearTimeout(timer); clearTimeout(cap); resolve(performance.now() - started); };
+    const obs = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, quietMs); });
+    obs.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+    timer = setTimeout(done, quietMs);
+    const cap = setTimeout(done, capMs);
+  });
 })();
 true;

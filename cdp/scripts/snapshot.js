@@ -462,7 +462,7 @@ if (!globalThis.__pinchtab) {
       let pseudo = true;
       if (!all) {
         // <q> gets its quotes from the user-agent stylesheet.
-        pseudo = new Set(root.querySelectorAll ? root.querySelectorAll("q") : []);
+        pseudo = new Set(byTag(root, "q"));
         for (const sel of sels) {
           try {
             for (const e of root.querySelectorAll(sel)) pseudo.add(e);
@@ -632,6 +632,7 @@ if (!globalThis.__pinchtab) {
       FROM = "contents";
       if (node.nodeType === 3) {
         visited.add(node);
+        visited.texts++;
         return transform(node.data, flatParent(node));
       }
       const el = node;
@@ -697,6 +698,10 @@ if (!globalThis.__pinchtab) {
         el.localName !== "body" && el.localName !== "html";
     }
 
+    // Elements by tag in a document (a fast, cached collection) or a shadow root.
+    const byTag = (root, tag) => (root.getElementsByTagName ? root.getElementsByTagName(tag) :
+      root.querySelectorAll ? root.querySelectorAll(tag) : []);
+
     // <label>s of a control, in tree order. Element.labels is quadratic on a
     // first call over a large document, so build one map per tree scope.
     function labelsOf(el) {
@@ -705,7 +710,7 @@ if (!globalThis.__pinchtab) {
       if (!m) {
         m = new Map();
         if (root.querySelectorAll) {
-          for (const l of root.querySelectorAll("label")) {
+          for (const l of byTag(root, "label")) {
             const c = l.control;
             if (!c) continue;
             const a = m.get(c);
@@ -827,6 +832,7 @@ if (!globalThis.__pinchtab) {
       // The common case: plain text inside a link, button or heading.
       if (!pseudo && kids.length === 1 && kids[0].nodeType === 3) {
         visited.add(kids[0]);
+        visited.texts++;
         return transform(kids[0].data, el);
       }
       let acc = "";
@@ -847,10 +853,13 @@ if (!globalThis.__pinchtab) {
       }
       for (let i = 0; i < kids.length; i++) {
         const c = kids[i];
-        if (visited.size > 100) break;  // Blink's kMaxDescendantsForTextAlternativeComputation
+        // Blink stops after about 100 pieces of text (its limit on visited
+        // objects counts the named element and the text it reached).
+        if (visited.texts > 100) break;
         const type = c.nodeType;
         if (type === 3) {
           visited.add(c);
+          visited.texts++;
           add(transform(c.data, el), "contents", INLINE);
           continue;
         }
@@ -888,6 +897,7 @@ if (!globalThis.__pinchtab) {
 
     function accName(el, role) {
       const visited = new Set();
+      visited.texts = 1;
       const name = simplify(textAlternative(el, false, null, visited));
       return el.localName === "input" && el.type === "file" ? withFiles(name, el) : name;
     }
@@ -917,8 +927,8 @@ if (!globalThis.__pinchtab) {
       const tag = el.localName;
       if (tag === "input" || tag === "textarea") return maskValue(el);
       if (tag === "select") {
-        const o = el.selectedOptions[0];
-        return o ? simplify(o.text) : "";
+        const i = el.selectedIndex;
+        return i >= 0 ? simplify(el.options[i].text) : "";
       }
       if (role === "slider" || role === "spinbutton") {
         const vt = attr(el, "aria-valuetext");
@@ -1180,7 +1190,9 @@ if (!globalThis.__pinchtab) {
 
     function snapshot(opts, root) {
       opts = opts || {};
-      const modal = document.querySelector(":modal");
+      // A modal dialog (showModal) makes everything outside it inert for Chrome.
+      let modal = null;
+      for (const d of document.getElementsByTagName("dialog")) if (d.open && d.matches(":modal")) modal = d;
       S = {
         out: [],
         nextRef: Number.isInteger(opts.nextRef) && opts.nextRef >= 0 ? opts.nextRef : 0,

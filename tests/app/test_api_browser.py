@@ -290,11 +290,11 @@ def test_log_in_read_a_table_and_click_by_ref(client, site):
     assert client.post("/action", json={"kind": "fill", "ref": ref_of(snap, "textbox", "Username"),
                                         "text": "agent"}).json == {"success": True, "result": {"filled": True, "len": 5}}
     client.post("/action", json={"kind": "type", "ref": ref_of(snap, "textbox", "Password"), "text": "s3cret"})
-    r = client.post("/action", json={"kind": "click", "ref": ref_of(snap, "button", "Sign in")})
-    assert r.status_code == 200 and r.json["result"]["clicked"] is True
-    wait_until(lambda: client.get("/text").json["title"] == "Welcome", 10)
-    client.post("/action", json={"kind": "click", "ref": ref_of(compact(client), "link", "Orders")})
-    wait_until(lambda: client.get("/text").json["title"] == "Orders", 10)
+    r = client.post("/action", json={"kind": "click", "ref": ref_of(snap, "button", "Sign in"), "waitNav": True})
+    assert r.status_code == 200 and r.json["result"] == {"clicked": True, "navigated": True}
+    assert client.get("/text").json["title"] == "Welcome"
+    client.post("/action", json={"kind": "click", "ref": ref_of(compact(client), "link", "Orders"), "waitNav": True})
+    assert client.get("/text").json["title"] == "Orders"
     orders = compact(client)
     assert " cell Alan Turing\n" in orders and " columnheader Customer\n" in orders
     lines = orders.splitlines()
@@ -310,9 +310,9 @@ def test_type_press_and_the_keys_reach_the_page(client, site):
     val = client.get("/snapshot?filter=interactive").json["nodes"]
     user = next(n for n in val if n["name"] == "Username:")
     assert user["value"] == "héllo wörld 😀 \"q\" <b>"
-    r = client.post("/action", json={"kind": "press", "key": "Enter", "selector": "#username"})
-    assert r.json == {"success": True, "result": {"pressed": "Enter"}}
-    wait_until(lambda: client.get("/text").json["title"] == "Echo", 10)
+    r = client.post("/action", json={"kind": "press", "key": "Enter", "selector": "#username", "waitNav": True})
+    assert r.json == {"success": True, "result": {"pressed": "Enter", "navigated": True}}
+    assert client.get("/text").json["title"] == "Echo"
     assert "username=h" in client.get("/text?mode=raw").json["text"]
 
 
@@ -371,10 +371,26 @@ def test_scroll_moves_the_page_and_scrolls_elements_into_view(client, site):
     assert client.post("/action", json={"kind": "click", "ref": far}).json["result"] == {"clicked": True}
 
 
-def test_click_a_link_navigates(client, site):
+def test_click_a_link_navigates_with_wait_nav(client, site):
     nav(client, site.url("links.html"))
-    client.post("/action", json={"kind": "click", "ref": ref_of(compact(client), "link", "Go to table")})
-    wait_until(lambda: client.get("/text").json["title"] == "Orders", 10)
+    r = client.post("/action", json={"kind": "click", "ref": ref_of(compact(client), "link", "Go to table"),
+                                     "waitNav": True})
+    assert r.json["result"]["navigated"] is True
+    assert client.get("/text").json["title"] == "Orders"
+
+
+def test_an_unexpected_navigation_is_reported_not_hidden(client, site):
+    nav(client, site.url("links.html"))
+    snap = compact(client)
+    r = client.post("/action", json={"kind": "click", "ref": ref_of(snap, "link", "Go to form")})
+    assert r.status_code == 409 and r.json["code"] == "navigation_changed"
+    wait_until(lambda: client.get("/text").json["title"] == "E2E Test - Form", 10)
+    # a same-document jump is not a navigation: refs stay valid
+    nav(client, site.url("links.html"))
+    snap = compact(client)
+    r = client.post("/action", json={"kind": "click", "ref": ref_of(snap, "link", "Jump")})
+    assert r.status_code == 200
+    assert client.post("/action", json={"kind": "click", "ref": ref_of(snap, "button", "Far button")}).status_code == 200
 
 
 def test_action_errors_name_the_problem(client, site):

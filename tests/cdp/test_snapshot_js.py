@@ -54,14 +54,15 @@ def norm(text: str | None) -> str:
 class Page:
     """A fixture page loaded in ``tab``, with the engine in a fresh isolated world."""
 
-    def __init__(self, tab: Any, url: str) -> None:
+    def __init__(self, tab: Any, url: str, *, world: str = WORLD, load: bool = True) -> None:
         self.tab = tab
         self.url = url
         tab.call("Page.navigate", {"url": url})
         self.wait_for("document.readyState === 'complete' && location.href === " + json.dumps(url))
         frame = tab.call("Page.getFrameTree")["frameTree"]["frame"]["id"]
-        self.ctx = tab.call("Page.createIsolatedWorld", {"frameId": frame, "worldName": WORLD})["executionContextId"]
-        assert self.ev(SCRIPT) is True
+        self.ctx = tab.call("Page.createIsolatedWorld", {"frameId": frame, "worldName": world})["executionContextId"]
+        if load:
+            assert self.ev(SCRIPT) is True
 
     # -- plumbing --------------------------------------------------------------------------
     def wait_for(self, expression: str, timeout_s: float = 15.0) -> None:
@@ -273,13 +274,7 @@ def test_install_is_idempotent_and_private(open_page: Any) -> None:
 
 
 def test_defines_no_other_global(site: Any, tab: Any) -> None:
-    url = site.url("ax_forms.html")
-    page = Page.__new__(Page)
-    page.tab, page.url = tab, url
-    tab.call("Page.navigate", {"url": url})
-    page.wait_for("document.readyState === 'complete' && location.href === " + json.dumps(url))
-    frame = tab.call("Page.getFrameTree")["frameTree"]["frame"]["id"]
-    page.ctx = tab.call("Page.createIsolatedWorld", {"frameId": frame, "worldName": WORLD + "_globals"})["executionContextId"]
+    page = Page(tab, site.url("ax_forms.html"), world=WORLD + "_globals", load=False)
     before = set(page.ev("Object.getOwnPropertyNames(globalThis)"))
     assert page.ev(SCRIPT) is True
     page.snapshot(filter="all", details=True)

@@ -1,0 +1,67 @@
+"""Files the API writes for its callers: always inside the state dir, always written atomically.
+
+A client-supplied name or path can never leave its folder: it is resolved (symlinks included)
+and proven to stay under the folder before anything is written.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from .errors import BadRequest
+
+
+def inside(base: Path, requested: str | None, default_name: str) -> Path:
+    """``requested`` (relative to ``base``, or absolute but under it) or ``base/default_name``.
+
+    Raises BadRequest ``invalid_output_path`` for anything that would land outside ``base``.
+    """
+    base = base.expanduser()
+    base.mkdir(parents=True, exist_ok=True, mode=0o700)
+    root = base.resolve()
+    name = requested or default_name
+    if "\0" in name:
+        raise BadRequest("invalid output path: NUL in path", code="invalid_output_path")
+    candidate = Path(name)
+    target = (candidate if candidate.is_absolute() else root / candidate).resolve()
+    if target == root or root not in target.parents:
+        raise BadRequest(f"invalid output path: {name!r} is outside the state dir", code="invalid_output_path",
+                         details={"field": "path"})
+    return target
+
+
+def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> int:
+    """Write ``data`` to ``path`` via a temp file in the same dir, fsync, rename: never half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    dir_fd = os.open(str(path.parent), os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)  # the rename itself survives a crash
+    finally:
+        os.close(dir_fd)
+    return len(data)
+
+
+def stamp() -> str:
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + f"-{int(time.time() * 1000) % 1000:03d}"
+
+
+def saved(path: Path, size: int, fmt: str) -> dict:
+    """The answer for ``output=file``: where it went, its size and format."""
+    return {"path": str(path), "size": size, "format": fmt,
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

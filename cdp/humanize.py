@@ -1,0 +1,181 @@
+"""Human-like input on a tab: plays back the plans of ``human.mouse`` and ``human.keyboard``.
+
+Runs on the tab's worker thread, like ``cdp.actions``. Delays are real waits, but a waiting job
+keeps handling the tab's events (``tab.wait_for``), so a dialog or a navigation during a slow,
+human-paced action is noticed. Delays follow an absolute schedule: the time a command takes to
+answer is absorbed by the next wait instead of stretching the whole action.
+
+The pointer's last position is kept per tab in ``tab.state["pointer"]`` so that consecutive
+humanized actions continue from where the previous one ended.
+"""
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+from human.keyboard import CharStep, typing_plan
+from human.mouse import Box, Point, click_plan, move_path, nearby_start
+from human.rng import RandomSource, spread
+
+from . import keys
+from .actions import Target, find, focus_el, key_events, point_of, send_keys
+from .errors import ActionError
+from .snapshot import Element, call_on
+from .tab import Tab
+
+POINTER_KEY = "pointer"
+RNG_KEY = "human_rng"
+_BUTTON_BITS = {"left": 1, "right": 2, "middle": 4, "back": 8, "forward": 16}
+
+
+def rng_for(tab: Tab) -> random.Random:
+    """The tab's own unseeded random generator (made on first use)."""
+    rng = tab.state.get(RNG_KEY)
+    if rng is None:
+        rng = tab.state[RNG_KEY] = random.Random()
+    return rng
+
+
+def pointer(tab: Tab) -> Point | None:
+    """Where the last humanized action left the pointer, if any."""
+    return tab.state.get(POINTER_KEY)
+
+
+class _Pacer:
+    """Waits on an absolute schedule, handling the tab's events meanwhile."""
+
+    def __init__(self, tab: Tab) -> None:
+        self.tab = tab
+        self.at = time.monotonic()
+
+    def wait(self, delay_ms: float) -> None:
+        self.at += delay_ms / 1000.0
+        left = self.at - time.monotonic()
+        if left > 0:
+            # Not time.sleep: the worker must keep dispatching events (dialogs, navigations).
+            self.tab.wait_for(_never, left)
+
+
+def _never() -> bool:
+    return False
+
+
+def _move(tab: Tab, pacer: _Pacer, steps: Any, modifiers: int) -> None:
+    for step in steps:
+        pacer.wait(step.delay_ms)
+        tab.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": step.x, "y": step.y,
+                                              "modifiers": modifiers}, watch_dialog=True)
+        tab.state[POINTER_KEY] = (step.x, step.y)
+
+
+def human_move(tab: Tab, frm: Point | None, to: Point, rng: RandomSource, *, modifiers: int = 0) -> Point:
+    """Move the pointer along a Bezier path from ``frm`` (None: where it last was) to ``to``."""
+    start = frm if frm is not None else (pointer(tab) or nearby_start(to, rng))
+    _move(tab, _Pacer(tab), move_path(start, to, rng), modifiers)
+    return to
+
+
+def human_click(tab: Tab, box: Box | tuple[float, float, float, float], rng: RandomSource, *,
+                count: int = 1, start: Point | None = None, button: str = "left", modifiers: int = 0) -> Point:
+    """Move to a point near the box's centre, pause, then press and release ``count`` times.
+
+    ``start``: where the pointer is (None: where the last humanized action left it, else a
+    plausible nearby point). Returns the point clicked. A dialog opened by the click raises
+    DialogBlocking, as ``cdp.actions.mouse_click`` does.
+    """
+    plan = click_plan(box, rng, start=start if start is not None else pointer(tab), count=count)
+    pacer = _Pacer(tab)
+    _move(tab, pacer, plan.moves, modifiers)
+    bit = _BUTTON_BITS.get(button, 0)
+    for ev in plan.buttons:
+        pacer.wait(ev.delay_ms)
+        pressed = ev.type == "press"
+        tab.call("Input.dispatchMouseEvent", {
+            "type": "mousePressed" if pressed else "mouseReleased", "x": ev.x, "y": ev.y,
+            "button": button, "buttons": bit if pressed else 0, "clickCount": ev.click_count,
+            "modifiers": modifiers,
+        }, watch_dialog=True)
+    return plan.target
+
+
+def human_type(tab: Tab, text: str, rng: RandomSource, *, fast: bool = False) -> None:
+    """Type ``text`` at the focus with a human rhythm, typos and corrections included.
+
+    Characters with a key code are typed as key events, each key held a little before its
+    release; those without one (emoji, most accented letters) go through ``Input.insertText``.
+    """
+    plan = typing_plan(text, rng, fast=fast)
+    backspace = keys.lookup("Backspace")
+    pacer = _Pacer(tab)
+    for i, step in enumerate(plan):
+        pacer.wait(step.delay_ms)
+        if isinstance(step, CharStep):
+            key = keys.char_key(step.text)
+            if key.key_code == 0:
+                tab.call("Input.insertText", {"text": step.text}, watch_dialog=True)
+                continue
+        else:
+            key = backspace
+        down, up = key_events(key)
+        send_keys(tab, [down])
+        # Hold the key briefly (a zero hold time is a tell), always releasing before the next key.
+        following = plan[i + 1].delay_ms if i + 1 < len(plan) else 60.0
+        hold = min(spread(rng, 0.25, 0.75) * (40.0 if fast else 80.0), 0.7 * following)
+        pacer.wait(hold)
+        send_keys(tab, [up])
+        pacer.at -= hold / 1000.0  # the hold is part of the gap to the next key, not extra
+
+
+# --- on elements, mirroring cdp.actions ------------------------------------------------------------
+def box_of(tab: Tab, el: Element) -> Box | None:
+    """The element's box in the viewport if a pointer at its centre would reach it, else None.
+
+    Scrolls it into view first when needed (as ``cdp.actions.point_of`` does).
+    """
+    if point_of(tab, el) is None:
+        return None
+    quads = tab.call("DOM.getContentQuads", {"objectId": el.object_id}, session_id=el.session_id).get("quads") or []
+    for q in quads:
+        xs, ys = q[0::2], q[1::2]
+        if max(xs) - min(xs) >= 1 and max(ys) - min(ys) >= 1:
+            return Box(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
+    return None
+
+
+def click(tab: Tab, target: Target, rng: RandomSource, *, count: int = 1, button: str = "left",
+          modifiers: int = 0) -> dict[str, Any]:
+    """``cdp.actions.click`` with a human pointer; covered or boxless elements get a DOM click."""
+    if target.has_point and not target.has_element:
+        x, y = float(target.x), float(target.y)  # type: ignore[arg-type]
+        human_click(tab, Box(x, y, 0.0, 0.0), rng, count=count, button=button, modifiers=modifiers)
+        return {"clicked": True, "x": target.x, "y": target.y, "human": True}
+    el = find(tab, target)
+    box = box_of(tab, el)
+    if box is None:
+        call_on(tab, el, "function(n){ for (let i = 0; i < n; i++) this.click(); }", count, watch_dialog=True)
+        return {"clicked": True, "method": "dom"}
+    human_click(tab, box, rng, count=count, button=button, modifiers=modifiers)
+    return {"clicked": True, "human": True}
+
+
+def hover(tab: Tab, target: Target, rng: RandomSource) -> dict[str, Any]:
+    """``cdp.actions.hover`` along a human path."""
+    if target.has_point and not target.has_element:
+        to: Point = (float(target.x), float(target.y))  # type: ignore[arg-type]
+    else:
+        el = find(tab, target)
+        box = box_of(tab, el)
+        if box is None:
+            raise ActionError("element has no visible point to hover (covered, hidden or zero-size)")
+        to = box.centre
+    human_move(tab, None, to, rng)
+    return {"hovered": True, "human": True}
+
+
+def type_into(tab: Tab, target: Target, text: str, rng: RandomSource, *, fast: bool = False) -> dict[str, Any]:
+    """``cdp.actions.type_into`` at a human pace (the element, if any, is focused first)."""
+    if target.has_element:
+        focus_el(tab, find(tab, target))
+    human_type(tab, text, rng, fast=fast)
+    return {"typed": True, "len": len(text), "human": True}

@@ -1,0 +1,437 @@
+/*
+ * Stealth patches for the page's main world, injected before any page script of every document
+ * (Page.addScriptToEvaluateOnNewDocument). human/stealth.py appends the configuration: the level
+ * (light, medium, full), a per-process token, languages, screen size, brands and WebGL strings.
+ *
+ * Principles:
+ * - Patch what a headless browser gets wrong, not what it already gets right: most light patches
+ *   apply only when the signal is actually off (cfg.force lists patches to apply regardless,
+ *   for tests of the fallbacks).
+ * - Patch on prototypes, never on instances: own properties on navigator are a tell.
+ * - Every function we install prints as native code, through a patched Function.prototype.toString
+ *   backed by a registry shared by all same-origin frames (found through a Symbol.for key that
+ *   embeds the per-process token), so even another frame's toString vouches for our functions.
+ * - Wrap natives with Proxies that call the native first: a wrong receiver still throws the
+ *   native error, and name/length stay the native ones.
+ * - Nothing may throw into the page: each patch is applied in its own try/catch.
+ */
+(function (cfg) {
+  'use strict';
+  if (!cfg || !cfg.level || cfg.level === 'off') return;
+  const RANK = {light: 1, medium: 2, full: 3};
+  const rank = RANK[cfg.level] || 1;
+  const force = new Set(cfg.force || []);
+  const KEY = Symbol.for('__' + cfg.token);
+  const MARK = cfg.token; // our script's sourceURL at full: its frames in error stacks carry it
+  const SANITIZE = rank >= 3;
+
+  // Intrinsics captured now: page scripts may later replace them to watch what we call.
+  const rApply = Reflect.apply;
+  const wmGet = WeakMap.prototype.get;
+  const wmHas = WeakMap.prototype.has;
+  const wmSet = WeakMap.prototype.set;
+  const defineProperty = Object.defineProperty;
+  const getDescriptor = Object.getOwnPropertyDescriptor;
+  const freeze = Object.freeze;
+  const promiseThen = Promise.prototype.then;
+
+  // The registry: function we made -> what native code would print for it.
+  function findRegistry() {
+    const candidates = [window];
+    try { if (window.parent !== window) candidates.push(window.parent); } catch (_) { /* cross-origin */ }
+    for (const w of candidates) {
+      try {
+        const r = rApply(w.Function.prototype.toString, KEY, []);
+        if (r && typeof r === 'object') return r; // an earlier instance in this realm or the parent's
+      } catch (_) { /* an unpatched toString throws on a Symbol receiver */ }
+    }
+    return null;
+  }
+  const registry = findRegistry() || new WeakMap();
+  const known = (fn) => rApply(wmHas, registry, [fn]);
+  const vouch = (fn, text) => { rApply(wmSet, registry, [fn, text]); return fn; };
+  const nativeText = (name) => 'function ' + name + '() { [native code] }';
+
+  // At full, errors that pass through our code lose the stack lines of our frames.
+  function clean(err) {
+    if (SANITIZE && err && typeof err === 'object') {
+      try {
+        const stack = err.stack;
+        if (typeof stack === 'string' && stack.indexOf(MARK) !== -1) {
+          const lines = stack.split('\n');
+          const kept = [];
+          for (let i = 0; i < lines.length; i++) if (lines[i].indexOf(MARK) === -1) kept.push(lines[i]);
+          err.stack = kept.join('\n');
+        }
+      } catch (_) { /* a frozen or exotic error: leave it */ }
+    }
+    return err;
+  }
+
+  // A Proxy of a native function whose calls go to impl(native, receiver, args).
+  function wrap(native, impl) {
+    const p = new Proxy(native, {
+      apply(target, self, args) {
+        try { return impl(target, self, args); } catch (e) { throw clean(e); }
+      },
+    });
+    return vouch(p, nativeText(native.name));
+  }
+
+  function patchGetter(obj, prop, impl) {
+    const d = obj && getDescriptor(obj, prop);
+    if (!d || typeof d.get !== 'function' || !d.configurable) return false;
+    defineProperty(obj, prop, {get: wrap(d.get, (get, self) => impl(get, self)), set: d.set,
+                               enumerable: d.enumerable, configurable: true});
+    return true;
+  }
+
+  function patchMethod(obj, prop, impl) {
+    const d = obj && getDescriptor(obj, prop);
+    if (!d || typeof d.value !== 'function' || !d.configurable) return false;
+    defineProperty(obj, prop, {value: wrap(d.value, impl), writable: d.writable, enumerable: d.enumerable,
+                               configurable: true});
+    return true;
+  }
+
+  // A new function (no native to wrap) that prints as native, has no prototype and cannot be
+  // constructed, as built-in methods do.
+  function fake(name, impl) {
+    const holder = {[name](...args) {
+      try { return rApply(impl, this, args); } catch (e) { throw clean(e); }
+    }};
+    return vouch(holder[name], nativeText(name));
+  }
+
+  function fakeGetter(name, impl) {
+    const get = getDescriptor({get [name]() { return impl(this); }}, name).get;
+    return vouch(get, 'function get ' + name + '() { [native code] }');
+  }
+
+  const attempt = (fn) => { try { fn(); } catch (_) { /* one failed patch must not stop the others */ } };
+
+  // --- light ---------------------------------------------------------------------------------
+  function patchToString(win) {
+    const FP = win.Function.prototype;
+    const d = getDescriptor(FP, 'toString');
+    const p = new Proxy(d.value, {
+      apply(target, self, args) {
+        if (self === KEY) return registry;
+        const text = rApply(wmGet, registry, [self]);
+        if (text !== undefined) return text;
+        try { return rApply(target, self, args); } catch (e) { throw clean(e); }
+      },
+    });
+    vouch(p, nativeText('toString'));
+    defineProperty(FP, 'toString', {value: p, writable: d.writable, enumerable: d.enumerable, configurable: true});
+  }
+
+  function patchWebdriver(win) {
+    if (!force.has('webdriver') && win.navigator.webdriver !== true) return;
+    patchGetter(win.Navigator.prototype, 'webdriver', (get, self) => { rApply(get, self, []); return false; });
+  }
+
+  function patchChrome(win) {
+    const need = force.has('chrome');
+    let chrome = win.chrome;
+    if (!chrome || typeof chrome !== 'object' || need) {
+      chrome = {};
+      defineProperty(win, 'chrome', {value: chrome, writable: true, enumerable: true, configurable: false});
+    }
+    const t = () => win.performance.timing;
+    if (!chrome.app || need) {
+      chrome.app = {
+        isInstalled: false,
+        InstallState: {DISABLED: 'disabled', INSTALLED: 'installed', NOT_INSTALLED: 'not_installed'},
+        RunningState: {CANNOT_RUN: 'cannot_run', READY_TO_RUN: 'ready_to_run', RUNNING: 'running'},
+        getDetails: fake('getDetails', () => null),
+        getIsInstalled: fake('getIsInstalled', () => false),
+        runningState: fake('runningState', () => 'cannot_run'),
+      };
+    }
+    if (!chrome.csi || need) {
+      chrome.csi = fake('csi', () => ({onloadT: t().domContentLoadedEventEnd, startE: t().navigationStart,
+                                       pageT: win.performance.now(), tran: 15}));
+    }
+    if (!chrome.loadTimes || need) {
+      chrome.loadTimes = fake('loadTimes', () => {
+        const s = (v) => v / 1000;
+        const paint = win.performance.getEntriesByType('paint')[0];
+        return {
+          requestTime: s(t().navigationStart), startLoadTime: s(t().navigationStart),
+          commitLoadTime: s(t().responseStart), finishDocumentLoadTime: s(t().domContentLoadedEventEnd),
+          finishLoadTime: s(t().loadEventEnd), firstPaintAfterLoadTime: 0,
+          firstPaintTime: paint ? s(t().navigationStart + paint.startTime) : 0,
+          navigationType: 'Other', wasFetchedViaSpdy: false, wasNpnNegotiated: true,
+          npnNegotiatedProtocol: 'http/1.1', wasAlternateProtocolAvailable: false, connectionInfo: 'http/1.1',
+        };
+      });
+    }
+    // Chrome exposes chrome.runtime to secure pages (for messaging installed extensions).
+    if ((!chrome.runtime && win.isSecureContext) || need) {
+      const noId = (fn) => 'Error in invocation of runtime.' + fn + ': chrome.runtime.' + fn.split('(')[0] +
+        '() called from a webpage must specify an Extension ID (string) for its first argument.';
+      const event = () => ({addListener: fake('addListener', () => undefined),
+                            removeListener: fake('removeListener', () => undefined),
+                            hasListener: fake('hasListener', () => false)});
+      chrome.runtime = {
+        OnInstalledReason: {CHROME_UPDATE: 'chrome_update', INSTALL: 'install',
+                            SHARED_MODULE_UPDATE: 'shared_module_update', UPDATE: 'update'},
+        OnRestartRequiredReason: {APP_UPDATE: 'app_update', OS_UPDATE: 'os_update', PERIODIC: 'periodic'},
+        PlatformArch: {ARM: 'arm', ARM64: 'arm64', MIPS: 'mips', MIPS64: 'mips64', X86_32: 'x86-32', X86_64: 'x86-64'},
+        PlatformNaclArch: {ARM: 'arm', MIPS: 'mips', MIPS64: 'mips64', X86_32: 'x86-32', X86_64: 'x86-64'},
+        PlatformOs: {ANDROID: 'android', CROS: 'cros', FUCHSIA: 'fuchsia', LINUX: 'linux', MAC: 'mac',
+                     OPENBSD: 'openbsd', WIN: 'win'},
+        RequestUpdateCheckStatus: {NO_UPDATE: 'no_update', THROTTLED: 'throttled', UPDATE_AVAILABLE: 'update_available'},
+        id: undefined,
+        connect: fake('connect', function (extensionId) {
+          if (typeof extensionId !== 'string') {
+            throw new win.TypeError(noId('connect(optional string extensionId, optional object connectInfo)'));
+          }
+          return {name: '', sender: undefined, onDisconnect: event(), onMessage: event(),
+                  postMessage: fake('postMessage', () => undefined), disconnect: fake('disconnect', () => undefined)};
+        }),
+        sendMessage: fake('sendMessage', function (extensionId) {
+          if (typeof extensionId !== 'string') {
+            throw new win.TypeError(noId('sendMessage(optional string extensionId, any message, optional object options, optional function callback)'));
+          }
+          return undefined;
+        }),
+      };
+    }
+  }
+
+  // The PDF viewer entries every desktop Chrome has listed since version 94.
+  const PLUGIN_NAMES = ['PDF Viewer', 'Chrome PDF Viewer', 'Chromium PDF Viewer', 'Microsoft Edge PDF Viewer',
+                        'WebKit built-in PDF'];
+  const MIME_TYPES = [['application/pdf', 'pdf'], ['text/pdf', 'pdf']];
+
+  function patchPlugins(win) {
+    const nav = win.navigator;
+    if (!force.has('plugins') && nav.plugins && nav.plugins.length > 0 && nav.mimeTypes.length > 0) return;
+    const {Plugin, PluginArray, MimeType, MimeTypeArray} = win;
+    if (!Plugin || !PluginArray || !MimeType || !MimeTypeArray) return;
+    // Objects made from the real prototypes; the prototypes' getters learn to answer for them.
+    const data = new WeakMap();
+    const own = (obj) => rApply(wmGet, data, [obj]);
+    const list = (proto, items, nameOf) => {
+      const obj = Object.create(proto);
+      items.forEach((item, i) => defineProperty(obj, i, {value: item, enumerable: true, configurable: true}));
+      items.forEach((item) => {
+        const n = nameOf(item);
+        if (!(n in obj)) defineProperty(obj, n, {value: item, enumerable: false, configurable: true});
+      });
+      return obj;
+    };
+    const plugins = [];
+    const mimes = MIME_TYPES.map(([type, suffixes]) => {
+      const m = Object.create(MimeType.prototype);
+      rApply(wmSet, data, [m, {type, suffixes, description: 'Portable Document Format', enabledPlugin: null}]);
+      return m;
+    });
+    for (const name of PLUGIN_NAMES) {
+      const p = list(Plugin.prototype, mimes, (m) => own(m).type);
+      rApply(wmSet, data, [p, {name, filename: 'internal-pdf-viewer', description: 'Portable Document Format',
+                              items: mimes}]);
+      plugins.push(p);
+    }
+    for (const m of mimes) own(m).enabledPlugin = plugins[0];
+    const pluginArray = list(PluginArray.prototype, plugins, (p) => own(p).name);
+    rApply(wmSet, data, [pluginArray, {items: plugins}]);
+    const mimeArray = list(MimeTypeArray.prototype, mimes, (m) => own(m).type);
+    rApply(wmSet, data, [mimeArray, {items: mimes}]);
+
+    const field = (proto, prop) => patchGetter(proto, prop, (get, self) => {
+      const d = own(self);
+      return d ? d[prop] : rApply(get, self, []);
+    });
+    const sized = (proto, key) => {
+      patchGetter(proto, 'length', (get, self) => { const d = own(self); return d ? d.items.length : rApply(get, self, []); });
+      patchMethod(proto, 'item', (native, self, args) => {
+        const d = own(self);
+        if (!d) return rApply(native, self, args);
+        return d.items[args[0] >>> 0] || null;
+      });
+      patchMethod(proto, 'namedItem', (native, self, args) => {
+        const d = own(self);
+        if (!d) return rApply(native, self, args);
+        for (let i = 0; i < d.items.length; i++) if (own(d.items[i])[key] === String(args[0])) return d.items[i];
+        return null;
+      });
+    };
+    sized(PluginArray.prototype, 'name');
+    sized(MimeTypeArray.prototype, 'type');
+    sized(Plugin.prototype, 'type');
+    for (const prop of ['name', 'filename', 'description']) field(Plugin.prototype, prop);
+    for (const prop of ['type', 'suffixes', 'description', 'enabledPlugin']) field(MimeType.prototype, prop);
+    patchMethod(PluginArray.prototype, 'refresh', (native, self, args) => (own(self) ? undefined : rApply(native, self, args)));
+    patchGetter(win.Navigator.prototype, 'plugins', (get, self) => { rApply(get, self, []); return pluginArray; });
+    patchGetter(win.Navigator.prototype, 'mimeTypes', (get, self) => { rApply(get, self, []); return mimeArray; });
+  }
+
+  function patchLanguages(win) {
+    const nav = win.navigator;
+    if (!force.has('languages') && nav.languages && nav.languages.length > 0 && nav.language) return;
+    const langs = freeze((cfg.languages || ['en-US', 'en']).slice());
+    patchGetter(win.Navigator.prototype, 'languages', (get, self) => { rApply(get, self, []); return langs; });
+    patchGetter(win.Navigator.prototype, 'language', (get, self) => { rApply(get, self, []); return langs[0]; });
+  }
+
+  // permissions.query({name: 'notifications'}) must agree with Notification.permission (headless
+  // browsers have said "denied" to one and "prompt" to the other). A disagreeing answer gets the
+  // state Notification implies, on the real PermissionStatus object.
+  function patchPermissions(win) {
+    if (!win.Permissions || !win.Notification || !win.PermissionStatus) return;
+    const fixed = new WeakMap();
+    let stateGetterPatched = false;
+    const WANT = {default: 'prompt', granted: 'granted', denied: 'denied'};
+    patchMethod(win.Permissions.prototype, 'query', (native, self, args) => {
+      const res = rApply(native, self, args);
+      const desc = args[0];
+      if (!desc || typeof desc !== 'object' || desc.name !== 'notifications') return res;
+      return rApply(promiseThen, res, [(status) => {
+        const want = WANT[win.Notification.permission];
+        if (!want || status.state === want) return status;
+        if (!stateGetterPatched) {
+          stateGetterPatched = patchGetter(win.PermissionStatus.prototype, 'state', (get, s) => {
+            const v = rApply(get, s, []);
+            return rApply(wmHas, fixed, [s]) ? rApply(wmGet, fixed, [s]) : v;
+          });
+        }
+        rApply(wmSet, fixed, [status, want]);
+        return status;
+      }]);
+    });
+  }
+
+  function patchWindowSize(win) {
+    if (force.has('outer') || win.outerWidth === 0 || win.outerHeight === 0) {
+      patchGetter(win, 'outerWidth', (get, self) => rApply(get, self, []) || win.innerWidth);
+      // A browser window's frame and toolbars are about 85 px tall.
+      patchGetter(win, 'outerHeight', (get, self) => rApply(get, self, []) || win.innerHeight + 85);
+    }
+    const S = win.Screen && win.Screen.prototype;
+    const scr = win.screen;
+    if (!S || !scr) return;
+    const ow = win.outerWidth, oh = win.outerHeight;
+    if (!force.has('screen') && scr.width >= ow && scr.height >= oh && scr.availWidth <= scr.width &&
+        scr.availHeight <= scr.height) return;
+    // A screen at least as large as the window, as on a desktop with the window maximized.
+    const w = Math.max((cfg.screen || [])[0] || 0, ow, scr.width);
+    const h = Math.max((cfg.screen || [])[1] || 0, oh, scr.height);
+    for (const [prop, v] of [['width', w], ['availWidth', w], ['height', h], ['availHeight', h]]) {
+      patchGetter(S, prop, (get, self) => { rApply(get, self, []); return v; });
+    }
+  }
+
+  // --- medium --------------------------------------------------------------------------------
+  function patchUserAgentData(win) {
+    const nav = win.navigator;
+    if (!win.isSecureContext) return; // Chrome only exposes it to secure contexts
+    const brands = freeze((cfg.brands || []).map((b) => freeze({brand: b.brand, version: b.version})));
+    const full = freeze((cfg.fullVersionList || []).map((b) => freeze({brand: b.brand, version: b.version})));
+    const uad = nav.userAgentData;
+    const headless = (list) => {
+      for (let i = 0; i < (list || []).length; i++) if (/headless/i.test(list[i].brand)) return true;
+      return false;
+    };
+    if (uad && !headless(uad.brands) && !force.has('userAgentData')) return;
+    const low = () => ({brands: brands, mobile: false, platform: cfg.platform || 'Linux'});
+    const high = {architecture: cfg.architecture || 'x86', bitness: cfg.bitness || '64', model: '',
+                  platformVersion: cfg.platformVersion || '', uaFullVersion: cfg.uaFullVersion || '',
+                  fullVersionList: full, wow64: false, formFactors: ['Desktop']};
+    if (uad && win.NavigatorUAData) {
+      const P = win.NavigatorUAData.prototype;
+      patchGetter(P, 'brands', (get, self) => { rApply(get, self, []); return brands; });
+      patchMethod(P, 'toJSON', (native, self, args) => { rApply(native, self, args); return low(); });
+      patchMethod(P, 'getHighEntropyValues', (native, self, args) => rApply(promiseThen, rApply(native, self, args), [(v) => {
+        if (v && typeof v === 'object') {
+          if ('brands' in v) v.brands = brands;
+          if ('fullVersionList' in v) v.fullVersionList = full;
+        }
+        return v;
+      }]));
+      return;
+    }
+    // No NavigatorUAData at all: a plain object with the same shape.
+    const data = {
+      brands, mobile: false, platform: cfg.platform || 'Linux',
+      getHighEntropyValues: fake('getHighEntropyValues', (hints) => {
+        const out = low();
+        for (const h of hints || []) if (h in high) out[h] = high[h];
+        return win.Promise.resolve(out);
+      }),
+      toJSON: fake('toJSON', low),
+    };
+    defineProperty(win.Navigator.prototype, 'userAgentData',
+                   {get: fakeGetter('userAgentData', () => data), enumerable: true, configurable: true});
+  }
+
+  function patchHardware(win) {
+    const N = win.Navigator.prototype;
+    if (cfg.hardwareConcurrency) {
+      patchGetter(N, 'hardwareConcurrency', (get, self) => { rApply(get, self, []); return cfg.hardwareConcurrency; });
+    }
+    if (cfg.deviceMemory && 'deviceMemory' in N) {
+      patchGetter(N, 'deviceMemory', (get, self) => { rApply(get, self, []); return cfg.deviceMemory; });
+    }
+  }
+
+  // Same-origin iframes: patch their window when the page first reaches it through the element
+  // (a frame whose document came before our script, or one our injection did not reach).
+  function patchFrames(win) {
+    const P = win.HTMLIFrameElement && win.HTMLIFrameElement.prototype;
+    patchGetter(P, 'contentWindow', (get, self) => {
+      const w = rApply(get, self, []);
+      if (w) attempt(() => install(w));
+      return w;
+    });
+    patchGetter(P, 'contentDocument', (get, self) => {
+      const d = rApply(get, self, []);
+      if (d && d.defaultView) attempt(() => install(d.defaultView));
+      return d;
+    });
+  }
+
+  // --- full ----------------------------------------------------------------------------------
+  const SOFTWARE_GL = /swiftshader|llvmpipe|softpipe|software/i;
+
+  function patchWebGL(win) {
+    const software = new WeakMap(); // context -> whether its real renderer is a software one
+    for (const C of [win.WebGLRenderingContext, win.WebGL2RenderingContext]) {
+      if (!C) continue;
+      patchMethod(C.prototype, 'getParameter', (native, self, args) => {
+        const v = rApply(native, self, args);
+        const p = args[0];
+        if (p !== 0x9245 && p !== 0x9246) return v; // UNMASKED_VENDOR_WEBGL, UNMASKED_RENDERER_WEBGL
+        if (!rApply(wmHas, software, [self])) {
+          rApply(wmSet, software, [self, SOFTWARE_GL.test(String(rApply(native, self, [0x9246])))]);
+        }
+        if (!rApply(wmGet, software, [self]) || typeof v !== 'string') return v;
+        return p === 0x9245 ? cfg.webglVendor : cfg.webglRenderer;
+      });
+    }
+  }
+
+  // --- per window ----------------------------------------------------------------------------
+  function install(win) {
+    let toString;
+    try { toString = win.Function.prototype.toString; } catch (_) { return; } // cross-origin
+    if (known(toString)) return; // this realm is patched already (by us or by its own injection)
+    patchToString(win);
+    attempt(() => patchWebdriver(win));
+    attempt(() => patchChrome(win));
+    attempt(() => patchPlugins(win));
+    attempt(() => patchLanguages(win));
+    attempt(() => patchPermissions(win));
+    attempt(() => patchWindowSize(win));
+    if (rank >= 2) {
+      attempt(() => patchUserAgentData(win));
+      attempt(() => patchHardware(win));
+      attempt(() => patchFrames(win));
+    }
+    if (rank >= 3) attempt(() => patchWebGL(win));
+  }
+
+  attempt(() => install(window));
+})(/*@config*/ null);

@@ -1,0 +1,256 @@
+"""Stealth levels: launch flags, per-tab CDP commands and the injected script that hide automation.
+
+Levels: ``off`` (nothing), ``light`` (the default: the automation flag, a real user agent and
+the page-visible signals a headless browser gets wrong), ``medium`` (adds userAgentData,
+hardware figures and same-origin iframes reached later), ``full`` (adds WebGL vendor and
+renderer, and error stacks cleaned of the injected script).
+
+Pure apart from reading the packaged script and ``browser_product`` (which runs the browser
+binary once to learn its version before launch).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import platform as _platform
+import re
+import secrets
+import subprocess
+from importlib import resources
+from typing import Any, Iterable, Mapping
+
+LEVELS = ("off", "light", "medium", "full")
+DEFAULT_LEVEL = "light"
+DEFAULT_WINDOW = (1920, 1080)  # a common desktop size; the screen reported matches it
+COMMON_WINDOWS = ((1366, 768), (1440, 900), (1536, 864), (1920, 1080), (2560, 1440))
+LANGUAGES = ("en-US", "en")
+HARDWARE_CONCURRENCY = 8
+DEVICE_MEMORY = 8
+WEBGL_VENDOR = "Google Inc. (Intel)"
+WEBGL_RENDERER = "ANGLE (Intel, Mesa Intel(R) UHD Graphics 620 (KBL GT2), OpenGL 4.6)"
+
+# Per process: the key of the registry the script shares between frames and, at full, the name
+# its stack frames carry so they can be cut out. Random so that pages cannot look it up.
+TOKEN = secrets.token_hex(8)
+
+_UA_PLATFORMS = {  # the platform part of Chrome's reduced user agent
+    "Linux": "X11; Linux x86_64",
+    "Windows": "Windows NT 10.0; Win64; x64",
+    "macOS": "Macintosh; Intel Mac OS X 10_15_7",
+}
+
+SETUP_METHODS = ("Emulation.setUserAgentOverride", "Emulation.setDeviceMetricsOverride",
+                 "Page.addScriptToEvaluateOnNewDocument")
+
+PATCHES = {
+    "light": ("navigator.webdriver", "window.chrome", "navigator.plugins", "navigator.mimeTypes",
+              "navigator.languages", "navigator.permissions.query", "window.outerWidth", "window.outerHeight",
+              "screen", "Function.prototype.toString"),
+    "medium": ("navigator.userAgentData", "navigator.hardwareConcurrency", "navigator.deviceMemory",
+               "HTMLIFrameElement.contentWindow"),
+    "full": ("WebGLRenderingContext.getParameter", "Error.stack"),
+}
+
+
+def rank(level: str) -> int:
+    """0 for off up to 3 for full; raises ValueError for an unknown level."""
+    try:
+        return LEVELS.index(level)
+    except ValueError:
+        raise ValueError(f"unknown stealth level {level!r}; one of {', '.join(LEVELS)}") from None
+
+
+def patches(level: str) -> list[str]:
+    """What the script patches (where needed) at ``level``."""
+    r = rank(level)
+    return [p for lv in LEVELS[1:r + 1] for p in PATCHES[lv]]
+
+
+# --- versions and user agents ----------------------------------------------------------------------
+def _version_of(version: str | Mapping[str, Any]) -> tuple[str, str]:
+    """(user agent, full version) from Browser.getVersion's answer, a user agent or a product."""
+    if isinstance(version, Mapping):
+        ua, product = str(version.get("userAgent", "")), str(version.get("product", ""))
+    elif version.startswith("Mozilla/"):
+        ua, product = version, ""
+    else:
+        ua, product = "", version
+    m = re.search(r"(?:Headless)?Chrome/([\d.]+)", product) or re.search(r"(?:Headless)?Chrome/([\d.]+)", ua)
+    return ua, (m.group(1) if m else "")
+
+
+def full_version(version: str | Mapping[str, Any]) -> str:
+    """"156.0.8078.79" from ``{"product": "Chrome/156.0.8078.79", ...}`` (or a product or user agent)."""
+    return _version_of(version)[1]
+
+
+def ua_for(version: str | Mapping[str, Any], platform: str = "Linux") -> str:
+    """The browser's user agent without "Headless".
+
+    ``version``: what Browser.getVersion returns (its userAgent is kept, with ``HeadlessChrome``
+    replaced by ``Chrome``), a user agent string, or a product such as "Chrome/156.0.8078.79"
+    (then Chrome's reduced user agent for ``platform`` is built: major version only).
+    """
+    ua, full = _version_of(version)
+    if ua:
+        return ua.replace("HeadlessChrome/", "Chrome/").replace("Headless", "")
+    major = full.split(".")[0] if full else ""
+    if not major:
+        raise ValueError(f"no Chrome version in {version!r}")
+    return (f"Mozilla/5.0 ({_UA_PLATFORMS.get(platform, _UA_PLATFORMS['Linux'])}) AppleWebKit/537.36 "
+            f"(KHTML, like Gecko) Chrome/{major}.0.0.0 Safari/537.36")
+
+
+def grease_brand(major: int) -> tuple[str, str, str]:
+    """Chromium's "not a brand" entry for a major version: (brand, version, full version).
+
+    The same seeded choice Chromium makes, so our brand list matches the real browser's.
+    """
+    chars = [" ", "(", ":", "-", ".", "/", ")", ";", "=", "?", "_"]
+    versions = ["8", "99", "24"]
+    brand = f"Not{chars[major % len(chars)]}A{chars[(major + 1) % len(chars)]}Brand"
+    v = versions[major % len(versions)]
+    return brand, v, f"{v}.0.0.0"
+
+
+def _machine() -> tuple[str, str, str]:
+    """(userAgentData architecture, bitness, navigator.platform) for this machine."""
+    m = _platform.machine().lower()
+    if m in ("aarch64", "arm64"):
+        return "arm", "64", "Linux aarch64"
+    if m.startswith("arm"):
+        return "arm", "32", "Linux armv7l"
+    return "x86", "64", "Linux x86_64"
+
+
+def _platform_version() -> str:
+    """The kernel version as Chrome on Linux reports it ("6.1.0")."""
+    nums = re.findall(r"\d+", _platform.release())[:3]
+    return ".".join(nums + ["0"] * (3 - len(nums))) if nums else ""
+
+
+def ua_metadata(version: str | Mapping[str, Any], platform: str = "Linux") -> dict[str, Any]:
+    """Emulation.setUserAgentOverride's ``userAgentMetadata``, matching the real browser."""
+    full = full_version(version) or "0.0.0.0"
+    major = int(full.split(".")[0] or 0)
+    g_brand, g_version, g_full = grease_brand(major)
+    brands = [{"brand": g_brand, "version": g_version}, {"brand": "Chromium", "version": str(major)}]
+    fulls = [{"brand": g_brand, "version": g_full}, {"brand": "Chromium", "version": full}]
+    if major % 2:  # Chromium orders the list by a seeded permutation too
+        brands.reverse()
+        fulls.reverse()
+    arch, bitness, _nav = _machine()
+    return {"brands": brands, "fullVersionList": fulls, "fullVersion": full, "platform": platform,
+            "platformVersion": _platform_version() if platform == "Linux" else "", "architecture": arch,
+            "model": "", "mobile": False, "bitness": bitness, "wow64": False}
+
+
+@functools.lru_cache(maxsize=8)
+def browser_product(binary: str) -> str:
+    """"Chrome/156.0.8078.79" from ``<binary> --version``, or "" if it cannot be learned.
+
+    For the ``--user-agent`` launch flag, which must be known before the browser runs.
+    """
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=15).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    m = re.search(r"(\d+\.\d+\.\d+\.\d+)", out)
+    return f"Chrome/{m.group(1)}" if m else ""
+
+
+# --- what the lead wires in --------------------------------------------------------------------------
+def launch_flags(level: str, *, product: str = "", window: tuple[int, int] = DEFAULT_WINDOW,
+                 platform: str = "Linux") -> list[str]:
+    """Chrome flags for ``level``: no automation flag, a desktop window, a user agent without
+    "Headless" (when ``product``, e.g. from ``browser_product``, tells the version).
+
+    The per-tab override (``setup_commands``) sets the user agent of pages either way; the flag
+    also covers what no tab setup reaches (service workers, pages opened before attaching).
+    """
+    if rank(level) == 0:
+        return []
+    flags = ["--disable-blink-features=AutomationControlled", f"--window-size={window[0]},{window[1]}"]
+    if product:
+        flags.append(f"--user-agent={ua_for(product, platform)}")
+    return flags
+
+
+def script_config(level: str, version: str | Mapping[str, Any], *, window: tuple[int, int] = DEFAULT_WINDOW,
+                  languages: Iterable[str] = LANGUAGES, platform: str = "Linux",
+                  force: Iterable[str] = ()) -> dict[str, Any]:
+    """The values the injected script uses (kept consistent with the user agent override)."""
+    meta = ua_metadata(version, platform)
+    return {
+        "level": level, "token": TOKEN, "languages": list(languages), "screen": list(window),
+        "brands": meta["brands"], "fullVersionList": meta["fullVersionList"], "platform": platform,
+        "platformVersion": meta["platformVersion"], "architecture": meta["architecture"],
+        "bitness": meta["bitness"], "uaFullVersion": meta["fullVersion"],
+        "hardwareConcurrency": HARDWARE_CONCURRENCY, "deviceMemory": DEVICE_MEMORY,
+        "webglVendor": WEBGL_VENDOR, "webglRenderer": WEBGL_RENDERER, "force": list(force),
+    }
+
+
+def script_source(level: str, version: str | Mapping[str, Any], **config: Any) -> str:
+    """stealth.js with its configuration filled in ("" at off)."""
+    if rank(level) == 0:
+        return ""
+    text = resources.files("human").joinpath("stealth.js").read_text(encoding="utf-8")
+    cfg = json.dumps(script_config(level, version, **config), separators=(",", ":"))
+    text = text.replace("/*@config*/ null", cfg)
+    if rank(level) >= 3:
+        # Named frames, so that error stacks can be cleaned of them (the script does at full).
+        text += f"\n//# sourceURL={TOKEN}\n"
+    return text
+
+
+def setup_commands(level: str, version: Mapping[str, Any], *, window: tuple[int, int] = DEFAULT_WINDOW,
+                   languages: Iterable[str] = LANGUAGES, user_agent: str = "", platform: str = "Linux",
+                   force: Iterable[str] = ()) -> list[tuple[str, dict[str, Any]]]:
+    """CDP commands for a tab's setup at ``level`` (none at off).
+
+    ``version``: Browser.getVersion's answer. ``user_agent``: a configured user agent to send
+    instead of the browser's own (its metadata still describes the real browser). ``force``:
+    script patches to apply even where the browser looks right (tests of the fallbacks).
+    """
+    if rank(level) == 0:
+        return []
+    langs = list(languages)
+    _arch, _bits, nav_platform = _machine()
+    return [
+        ("Emulation.setUserAgentOverride", {
+            "userAgent": user_agent or ua_for(version, platform),
+            # Chrome adds the q-values to the header itself; navigator.languages gets this list.
+            "acceptLanguage": ",".join(langs),
+            "platform": nav_platform if platform == "Linux" else "",
+            "userAgentMetadata": ua_metadata(version, platform),
+        }),
+        # Only the screen: width/height 0 leave the viewport to the window. Headless reports an
+        # 800x600 screen under a larger window otherwise.
+        ("Emulation.setDeviceMetricsOverride", {
+            "width": 0, "height": 0, "deviceScaleFactor": 0, "mobile": False,
+            "screenWidth": window[0], "screenHeight": window[1],
+        }),
+        ("Page.addScriptToEvaluateOnNewDocument", {
+            "source": script_source(level, version, window=window, languages=langs, platform=platform, force=force),
+            "runImmediately": True,
+        }),
+    ]
+
+
+def status(level: str, version: Mapping[str, Any] | None = None, *, product: str = "",
+           window: tuple[int, int] = DEFAULT_WINDOW) -> dict[str, Any]:
+    """The answer of ``GET /stealth/status``."""
+    r = rank(level)
+    ua = ""
+    if r and (version or product):
+        ua = ua_for(version or product)
+    return {
+        "level": level,
+        "levels": list(LEVELS),
+        "flags": launch_flags(level, product=product, window=window),
+        "patches": patches(level),
+        "commands": list(SETUP_METHODS) if r else [],
+        "userAgent": ua,
+        "window": f"{window[0]}x{window[1]}" if r else "",
+    }

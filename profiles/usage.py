@@ -1,0 +1,145 @@
+"""Disk usage of profile dirs, cached and refreshed off the request path.
+
+A profile's caches can hold hundreds of thousands of files, so walking every profile on every
+list would make listing slow. Sizes are cached in memory per path with the time they were taken;
+a missing or expired size is queued for one background thread (a bounded pool of one: walks are
+I/O-bound and parallel walks only fight over the disk), and the list reports the cached value
+with ``stale=True`` until the walk lands.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TTL_S = 300.0
+
+
+def directory_size(path: Path) -> int:
+    """Total size in bytes of the regular files under ``path``; symlinks are not followed."""
+    total = 0
+    stack = [os.fspath(path)]
+    while stack:
+        current = stack.pop()
+        try:
+            it = os.scandir(current)
+        except OSError:
+            continue  # vanished or unreadable mid-walk: count what we can see
+        with it:
+            for entry in it:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    elif entry.is_file(follow_symlinks=False):
+                        total += entry.stat(follow_symlinks=False).st_size
+                except OSError:
+                    continue
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """A cached size: ``bytes`` is None when never measured; ``stale`` while a walk is pending."""
+
+    bytes: int | None
+    stale: bool
+
+
+@dataclass(slots=True)
+class _Entry:
+    bytes: int
+    taken_at: float  # time.monotonic()
+
+
+class UsageCache:
+    """Per-path disk usage with lazy background refresh (one worker thread, one queue)."""
+
+    def __init__(self, ttl_s: float = DEFAULT_TTL_S) -> None:
+        self.ttl_s = ttl_s
+        self._entries: dict[str, _Entry] = {}
+        self._pending: set[str] = set()
+        # A generation per path, bumped on invalidate, so a walk that started before a
+        # delete or reset cannot store its outdated figure afterwards.
+        self._generation: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._queue: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def peek(self, path: Path) -> Usage:
+        """The cached size of ``path``; queues a background walk when missing or expired."""
+        key = os.fspath(path)
+        now = time.monotonic()
+        with self._lock:
+            entry = self._entries.get(key)
+            expired = entry is None or now - entry.taken_at > self.ttl_s
+            if expired and key not in self._pending and not self._closed:
+                self._pending.add(key)
+                self._queue.put(key)
+                self._ensure_worker()
+            return Usage(entry.bytes if entry else None, key in self._pending)
+
+    def measure(self, path: Path) -> int:
+        """Walk ``path`` now, in the caller's thread, and cache the result."""
+        key = os.fspath(path)
+        with self._lock:
+            generation = self._generation.get(key, 0)
+        size = directory_size(path)
+        self._store(key, generation, size)
+        return size
+
+    def invalidate(self, path: Path) -> None:
+        """Forget ``path``'s size (its dir was deleted, moved or reset)."""
+        key = os.fspath(path)
+        with self._lock:
+            self._entries.pop(key, None)
+            self._generation[key] = self._generation.get(key, 0) + 1
+
+    def idle(self) -> bool:
+        """True when no walk is queued or running."""
+        with self._lock:
+            return not self._pending
+
+    def close(self) -> None:
+        """Stop the worker thread after its current walk."""
+        with self._lock:
+            self._closed = True
+            thread = self._thread
+        if thread is not None:
+            self._queue.put(None)
+            thread.join(timeout=5)
+
+    def _store(self, key: str, generation: int, size: int) -> None:
+        with self._lock:
+            if self._generation.get(key, 0) == generation:
+                self._entries[key] = _Entry(size, time.monotonic())
+
+    def _ensure_worker(self) -> None:
+        # Called with self._lock held.
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._work, name="profile-usage", daemon=True)
+            self._thread.start()
+
+    def _work(self) -> None:
+        while True:
+            key = self._queue.get()
+            if key is None:
+                return
+            with self._lock:
+                generation = self._generation.get(key, 0)
+            try:
+                # Looked up at call time so a test can count walks by patching the module.
+                size = directory_size(Path(key))
+            except Exception:  # a walker bug must not kill the only worker
+                log.exception("disk usage walk of %s failed", key)
+                size = None
+            if size is not None:
+                self._store(key, generation, size)
+            with self._lock:
+                self._pending.discard(key)
