@@ -95,7 +95,7 @@
   }
 
   // A new function (no native to wrap) that prints as native, has no prototype and cannot be
-  // constructed, as built-in methods do.
+  // constructed, as built-in methods do. name '' makes an anonymous one, like chrome.csi.
   function fake(name, impl) {
     const holder = {[name](...args) {
       try { return rApply(impl, this, args); } catch (e) { throw clean(e); }
@@ -107,6 +107,10 @@
     const get = getDescriptor({get [name]() { return impl(this); }}, name).get;
     return vouch(get, 'function get ' + name + '() { [native code] }');
   }
+
+  // A rejection created while our wrapper was on the stack carries our frame: cleaned at full.
+  const rethrow = (e) => { throw clean(e); };
+  const settled = (promise) => (SANITIZE ? rApply(promiseThen, promise, [undefined, rethrow]) : promise);
 
   const attempt = (fn) => { try { fn(); } catch (_) { /* one failed patch must not stop the others */ } };
 
@@ -146,15 +150,16 @@
         RunningState: {CANNOT_RUN: 'cannot_run', READY_TO_RUN: 'ready_to_run', RUNNING: 'running'},
         getDetails: fake('getDetails', () => null),
         getIsInstalled: fake('getIsInstalled', () => false),
+        installState: fake('installState', () => undefined),
         runningState: fake('runningState', () => 'cannot_run'),
       };
     }
     if (!chrome.csi || need) {
-      chrome.csi = fake('csi', () => ({onloadT: t().domContentLoadedEventEnd, startE: t().navigationStart,
+      chrome.csi = fake('', () => ({onloadT: t().domContentLoadedEventEnd, startE: t().navigationStart,
                                        pageT: win.performance.now(), tran: 15}));
     }
     if (!chrome.loadTimes || need) {
-      chrome.loadTimes = fake('loadTimes', () => {
+      chrome.loadTimes = fake('', () => {
         const s = (v) => v / 1000;
         const paint = win.performance.getEntriesByType('paint')[0];
         return {
@@ -288,7 +293,7 @@
     patchMethod(win.Permissions.prototype, 'query', (native, self, args) => {
       const res = rApply(native, self, args);
       const desc = args[0];
-      if (!desc || typeof desc !== 'object' || desc.name !== 'notifications') return res;
+      if (!desc || typeof desc !== 'object' || desc.name !== 'notifications') return settled(res);
       return rApply(promiseThen, res, [(status) => {
         const want = WANT[win.Notification.permission];
         if (!want || status.state === want) return status;
@@ -300,7 +305,7 @@
         }
         rApply(wmSet, fixed, [status, want]);
         return status;
-      }]);
+      }, rethrow]);
     });
   }
 
@@ -328,8 +333,9 @@
   function patchUserAgentData(win) {
     const nav = win.navigator;
     if (!win.isSecureContext) return; // Chrome only exposes it to secure contexts
-    const brands = freeze((cfg.brands || []).map((b) => freeze({brand: b.brand, version: b.version})));
-    const full = freeze((cfg.fullVersionList || []).map((b) => freeze({brand: b.brand, version: b.version})));
+    // As Chrome's: the lists frozen, their entries not.
+    const brands = freeze((cfg.brands || []).map((b) => ({brand: b.brand, version: b.version})));
+    const full = freeze((cfg.fullVersionList || []).map((b) => ({brand: b.brand, version: b.version})));
     const uad = nav.userAgentData;
     const headless = (list) => {
       for (let i = 0; i < (list || []).length; i++) if (/headless/i.test(list[i].brand)) return true;
@@ -350,7 +356,7 @@
           if ('fullVersionList' in v) v.fullVersionList = full;
         }
         return v;
-      }]));
+      }, rethrow]));
       return;
     }
     // No NavigatorUAData at all: a plain object with the same shape.

@@ -123,12 +123,6 @@ def _machine() -> tuple[str, str, str]:
     return "x86", "64", "Linux x86_64"
 
 
-def _platform_version() -> str:
-    """The kernel version as Chrome on Linux reports it ("6.1.0")."""
-    nums = re.findall(r"\d+", _platform.release())[:3]
-    return ".".join(nums + ["0"] * (3 - len(nums))) if nums else ""
-
-
 def ua_metadata(version: str | Mapping[str, Any], platform: str = "Linux") -> dict[str, Any]:
     """Emulation.setUserAgentOverride's ``userAgentMetadata``, matching the real browser."""
     full = full_version(version) or "0.0.0.0"
@@ -141,7 +135,8 @@ def ua_metadata(version: str | Mapping[str, Any], platform: str = "Linux") -> di
         fulls.reverse()
     arch, bitness, _nav = _machine()
     return {"brands": brands, "fullVersionList": fulls, "fullVersion": full, "platform": platform,
-            "platformVersion": _platform_version() if platform == "Linux" else "", "architecture": arch,
+            # Chrome on Linux reports no platform version (the kernel's is not exposed).
+            "platformVersion": "", "architecture": arch,
             "model": "", "mobile": False, "bitness": bitness, "wow64": False}
 
 

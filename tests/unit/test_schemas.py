@@ -117,7 +117,7 @@ def test_scroll_needs_nothing_else() -> None:
 
 
 def test_every_documented_kind_is_accepted_with_its_requirements() -> None:
-    full = {"ref": "e1", "text": "t", "value": "v", "key": "Enter"}
+    full = {"ref": "e1", "text": "t", "value": "v", "key": "Enter", "dragX": 40}
     for kind in ACTION_KINDS:
         assert ActionSchema().load({"kind": kind, **full})["kind"] == kind
 
@@ -142,8 +142,8 @@ def test_unknown_mouse_button_is_rejected() -> None:
 
 
 def test_unknown_fields_are_ignored_for_compatibility() -> None:
-    data = ActionSchema().load({"kind": "click", "ref": "e1", "humanize": True})
-    assert "humanize" not in data
+    data = ActionSchema().load({"kind": "click", "ref": "e1", "browser": "chrome", "owner": "me"})
+    assert "browser" not in data and "owner" not in data
 
 
 def test_field_errors_come_before_cross_field_rules() -> None:
@@ -202,7 +202,7 @@ def test_navigate_timeout_range(timeout: float, ok: bool) -> None:
 def test_snapshot_query_defaults() -> None:
     data = SnapshotQuerySchema().load({})
     assert data == {"filter": "all", "interactive": False, "format": "json", "compact": False, "depth": -1,
-                    "maxTokens": 0, "selector": "", "after": ""}
+                    "maxTokens": 0, "selector": "", "after": "", "diff": False, "output": "", "path": ""}
 
 
 def test_snapshot_query_reads_boolean_strings() -> None:
