@@ -32,9 +32,9 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
     errors.register(app)
     auth.register(app, config.server.token)
 
-    from .blueprints import actions, content, evaluate, navigation, snapshot, tabs
+    from .blueprints import actions, content, evaluate, locate, navigation, snapshot, tabs
 
-    for module in (tabs, navigation, snapshot, actions, content, evaluate):
+    for module in (tabs, navigation, snapshot, actions, content, evaluate, locate):
         app.register_blueprint(module.bp)
 
     @app.after_request

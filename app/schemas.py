@@ -148,3 +148,74 @@ class EvaluateSchema(Loose, TabIdMixin):
     expression = fields.String(required=True, validate=validate.Length(min=1),
                                error_messages={"required": "expression required"})
     awaitPromise = fields.Boolean(load_default=False)
+
+
+LOAD_STATES = ("ready-state", "load", "content-loaded", "domcontentloaded", "network-idle", "networkidle")
+
+
+class WaitSchema(Loose, TabIdMixin):
+    ms = fields.Integer(validate=validate.Range(min=0, max=30000))
+    selector = fields.String(validate=validate.Length(min=1))
+    state = fields.String(load_default="visible", validate=validate.OneOf(("visible", "hidden", "attached", "detached")))
+    text = fields.String(validate=validate.Length(min=1))
+    notText = fields.String(validate=validate.Length(min=1))
+    url = fields.String(validate=validate.Length(min=1))
+    load = fields.String(validate=validate.OneOf(LOAD_STATES, error="load must be one of " + ", ".join(LOAD_STATES)))
+    fn = fields.String(validate=validate.Length(min=1))
+    timeout = fields.Integer(load_default=10000)  # ms, clamped to 100..30000 as the original does
+
+
+class FindSchema(Loose, TabIdMixin):
+    query = fields.String(required=True, validate=validate.Length(min=1, error="missing required field 'query'"),
+                          error_messages={"required": "missing required field 'query'"})
+    threshold = fields.Float(load_default=0.3, validate=validate.Range(min=0, max=1))
+    topK = fields.Integer(load_default=3, validate=validate.Range(min=1, max=50))
+    explain = fields.Boolean(load_default=False)
+
+
+# --- upload, download, saved state
+STATE_NAME = r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$"
+_STATE_NAME_ERROR = ("name must be 1-64 letters, digits, '-', '_' or '.', not starting with a dot "
+                     "(no slashes: state files stay in <stateDir>/sessions)")
+
+
+def _state_name(**kwargs):  # type: ignore[no-untyped-def]
+    return fields.String(validate=validate.Regexp(STATE_NAME, error=_STATE_NAME_ERROR), **kwargs)
+
+
+class UploadSchema(Loose, TabIdMixin):
+    selector = fields.String(load_default="input[type=file]", validate=validate.Length(min=1))
+    files = fields.List(fields.String(), load_default=list)
+    paths = fields.List(fields.String(validate=validate.Length(min=1)), load_default=list)
+
+    @validates_schema
+    def _needs_something(self, data, **kwargs):  # type: ignore[no-untyped-def]
+        if not data.get("files") and not data.get("paths"):
+            raise ValidationError("files or paths required", "files")
+
+
+class DownloadQuerySchema(Loose, TabIdMixin):
+    url = fields.String(required=True, validate=validate.Length(min=1, error="url required"),
+                        error_messages={"required": "url required"})
+    output = fields.String(load_default="", validate=validate.OneOf(("", "inline", "json", "file")))
+    path = fields.String(load_default="")
+    raw = fields.Boolean(load_default=False)
+
+
+class StateSaveSchema(Loose, TabIdMixin):
+    name = _state_name()
+    encrypt = fields.Boolean(load_default=False)
+    metadata = fields.Dict(load_default=dict)
+
+
+class StateLoadSchema(Loose, TabIdMixin):
+    name = _state_name(required=True, error_messages={"required": "name required"})
+
+
+class StateNameQuerySchema(Loose):
+    name = _state_name(required=True, error_messages={"required": "name required"})
+    reveal = fields.Boolean(load_default=False)
+
+
+class StateCleanSchema(Loose):
+    olderThanHours = fields.Float(load_default=24.0, validate=validate.Range(min=0))

@@ -94,8 +94,32 @@ def point_of(tab: Tab, el: Element) -> tuple[float, float] | None:
     for q in quads:
         xs, ys = q[0::2], q[1::2]
         if max(xs) - min(xs) >= 1 and max(ys) - min(ys) >= 1:
-            return sum(xs) / 4, sum(ys) / 4
+            ox, oy = session_offset(tab, el.session_id)
+            return sum(xs) / 4 + ox, sum(ys) / 4 + oy
     return None
+
+
+def session_offset(tab: Tab, session_id: str) -> tuple[float, float]:
+    """Where a session's viewport sits in the tab's viewport (0, 0 for the tab's own session).
+
+    An out-of-process iframe reports positions in its own viewport; input events go to the tab,
+    in the tab's coordinates, so we add the content-box origin of each <iframe> on the way up.
+    """
+    ox = oy = 0.0
+    while session_id != tab.session_id:
+        root = next((f for f in tab.frames.values() if f.session_id == session_id and
+                     (f.parent_id is None or tab.frames.get(f.parent_id) is None or
+                      tab.frames[f.parent_id].session_id != session_id)), None)
+        if root is None or root.parent_id is None or root.parent_id not in tab.frames:
+            raise ActionError("cannot place an element of a frame that is gone")
+        parent = tab.frames[root.parent_id]
+        owner = tab.call("DOM.getFrameOwner", {"frameId": root.frame_id}, session_id=parent.session_id)
+        box = tab.call("DOM.getBoxModel", {"backendNodeId": owner["backendNodeId"]},
+                       session_id=parent.session_id)["model"]
+        ox += box["content"][0]
+        oy += box["content"][1]
+        session_id = parent.session_id
+    return ox, oy
 
 
 def mouse_event(tab: Tab, kind: str, x: float, y: float, **extra: Any) -> Any:

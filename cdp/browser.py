@@ -160,7 +160,7 @@ class Browser:
                 return existing
         session_id = conn.call("Target.attachToTarget", {"targetId": target_id, "flatten": True},
                                timeout_s=timeout_s)["sessionId"]
-        tab = Tab(conn, target_id, session_id, world=WORLD)
+        tab = Tab(conn, target_id, session_id, world=WORLD, world_script=self._scripts)
         conn.claim(session_id, tab)
         try:
             tab.run(lambda: self._setup(tab), timeout_s)
@@ -178,19 +178,9 @@ class Browser:
 
     def _setup(self, tab: Tab) -> None:
         """Enable what a tab needs, pipelined: one round trip's worth of waiting, not six."""
-        futs = [
-            (m, tab.send(m, p)) for m, p in (
-                ("Page.enable", {}),
-                ("Page.setLifecycleEventsEnabled", {"enabled": True}),
-                ("Runtime.enable", {}),
-                ("Page.addScriptToEvaluateOnNewDocument",
-                 {"source": self._scripts, "worldName": WORLD, "runImmediately": True}),
-                ("Page.getFrameTree", {}),
-            )
-        ]
+        futs = [(m, tab.send(m, p)) for m, p in (*tab.session_setup(), ("Page.getFrameTree", {}))]
         results = [tab.wait_result(f, m) for m, f in futs]
-        tree = results[-1]["frameTree"]
-        self._learn_frames(tab, tree, None)
+        self._learn_frames(tab, results[-1]["frameTree"], None)
 
     def _learn_frames(self, tab: Tab, node: dict[str, Any], parent: str | None) -> None:
         info = node["frame"]

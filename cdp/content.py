@@ -4,6 +4,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from .selectors import frames_in_order
 from .snapshot import evaluate
 from .tab import Tab
 
@@ -11,13 +12,12 @@ from .tab import Tab
 def text(tab: Tab, *, raw: bool = False) -> str:
     """The page's text: readable (article or body without page chrome) or raw ``innerText``.
 
-    Same-process child frames are appended after the main frame's text, each after a blank line.
+    Every frame's text follows the main frame's, in document order, each after a blank line,
+    cross-origin frames included.
     """
     expr = "globalThis.__pinchtab.rawText()" if raw else "globalThis.__pinchtab.readable()"
     parts = []
-    main = tab.frames[tab.main_frame_id or ""]
-    order = [main] + [f for f in tab.frames.values() if f is not main and f.session_id == main.session_id]
-    for frame in order:
+    for frame in frames_in_order(tab):
         try:
             t = evaluate(tab, frame, expr)
         except Exception:  # a frame that went away mid-read is skipped

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import time
+import unicodedata
 from typing import Any
 
 from human.keyboard import CharStep, typing_plan
@@ -19,7 +20,17 @@ from human.mouse import Box, Point, click_plan, move_path, nearby_start
 from human.rng import RandomSource, spread
 
 from . import keys
-from .actions import Target, find, focus_el, key_events, point_of, send_keys
+from .actions import (
+    Target,
+    find,
+    focus_el,
+    key_events,
+    mouse_event,
+    point_of,
+    send_keys,
+    session_offset,
+    viewport_point,
+)
 from .errors import ActionError
 from .snapshot import Element, call_on
 from .tab import Tab
@@ -61,12 +72,16 @@ def _never() -> bool:
     return False
 
 
+def _mouse(tab: Tab, kind: str, x: float, y: float, **extra: Any) -> None:
+    # Through cdp.actions.mouse_event, which also records the pointer position; waited for, so
+    # a failure or an opened dialog (DialogBlocking) surfaces at the event that caused it.
+    tab.wait_result(mouse_event(tab, kind, x, y, **extra), "Input.dispatchMouseEvent")
+
+
 def _move(tab: Tab, pacer: _Pacer, steps: Any, modifiers: int) -> None:
     for step in steps:
         pacer.wait(step.delay_ms)
-        tab.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": step.x, "y": step.y,
-                                              "modifiers": modifiers}, watch_dialog=True)
-        tab.state[POINTER_KEY] = (step.x, step.y)
+        _mouse(tab, "mouseMoved", step.x, step.y, modifiers=modifiers)
 
 
 def human_move(tab: Tab, frm: Point | None, to: Point, rng: RandomSource, *, modifiers: int = 0) -> Point:
@@ -91,19 +106,25 @@ def human_click(tab: Tab, box: Box | tuple[float, float, float, float], rng: Ran
     for ev in plan.buttons:
         pacer.wait(ev.delay_ms)
         pressed = ev.type == "press"
-        tab.call("Input.dispatchMouseEvent", {
-            "type": "mousePressed" if pressed else "mouseReleased", "x": ev.x, "y": ev.y,
-            "button": button, "buttons": bit if pressed else 0, "clickCount": ev.click_count,
-            "modifiers": modifiers,
-        }, watch_dialog=True)
+        # ``buttons`` too: a press reporting no button held is a tell of synthetic input.
+        _mouse(tab, "mousePressed" if pressed else "mouseReleased", ev.x, ev.y, button=button,
+               buttons=bit if pressed else 0, clickCount=ev.click_count, modifiers=modifiers)
     return plan.target
+
+
+def _keyed_letter(ch: str) -> bool:
+    """Whether a character without a US key code is still typed as a key: accented Latin letters
+    are keys of European layouts (é, ö, ß), and a typed letter without a keydown is a tell.
+    Emoji, CJK and symbols come from pickers and input methods, which insert text."""
+    return len(ch) == 1 and ch.isalpha() and unicodedata.name(ch, "").startswith("LATIN")
 
 
 def human_type(tab: Tab, text: str, rng: RandomSource, *, fast: bool = False) -> None:
     """Type ``text`` at the focus with a human rhythm, typos and corrections included.
 
-    Characters with a key code are typed as key events, each key held a little before its
-    release; those without one (emoji, most accented letters) go through ``Input.insertText``.
+    Characters with a key code, and accented Latin letters, are typed as key events, each key
+    held a little before its release; the others (emoji, CJK, symbols) go through
+    ``Input.insertText``.
     """
     plan = typing_plan(text, rng, fast=fast)
     backspace = keys.lookup("Backspace")
@@ -112,8 +133,8 @@ def human_type(tab: Tab, text: str, rng: RandomSource, *, fast: bool = False) ->
         pacer.wait(step.delay_ms)
         if isinstance(step, CharStep):
             key = keys.char_key(step.text)
-            if key.key_code == 0:
-                tab.call("Input.insertText", {"text": step.text}, watch_dialog=True)
+            if key.key_code == 0 and not _keyed_letter(step.text):
+                tab.call("Input.insertText", {"text": step.text})
                 continue
         else:
             key = backspace
@@ -139,7 +160,8 @@ def box_of(tab: Tab, el: Element) -> Box | None:
     for q in quads:
         xs, ys = q[0::2], q[1::2]
         if max(xs) - min(xs) >= 1 and max(ys) - min(ys) >= 1:
-            return Box(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
+            ox, oy = session_offset(tab, el.session_id)  # an out-of-process frame's own viewport
+            return Box(min(xs) + ox, min(ys) + oy, max(xs) - min(xs), max(ys) - min(ys))
     return None
 
 
@@ -147,13 +169,14 @@ def click(tab: Tab, target: Target, rng: RandomSource, *, count: int = 1, button
           modifiers: int = 0) -> dict[str, Any]:
     """``cdp.actions.click`` with a human pointer; covered or boxless elements get a DOM click."""
     if target.has_point and not target.has_element:
-        x, y = float(target.x), float(target.y)  # type: ignore[arg-type]
+        x, y = viewport_point(tab, target)
+        # A zero-size box: raw coordinates are hit exactly.
         human_click(tab, Box(x, y, 0.0, 0.0), rng, count=count, button=button, modifiers=modifiers)
-        return {"clicked": True, "x": target.x, "y": target.y, "human": True}
+        return {"clicked": True, "x": x, "y": y, "human": True}
     el = find(tab, target)
     box = box_of(tab, el)
     if box is None:
-        call_on(tab, el, "function(n){ for (let i = 0; i < n; i++) this.click(); }", count, watch_dialog=True)
+        call_on(tab, el, "function(n){ for (let i = 0; i < n; i++) this.click(); }", count)
         return {"clicked": True, "method": "dom"}
     human_click(tab, box, rng, count=count, button=button, modifiers=modifiers)
     return {"clicked": True, "human": True}
@@ -162,7 +185,7 @@ def click(tab: Tab, target: Target, rng: RandomSource, *, count: int = 1, button
 def hover(tab: Tab, target: Target, rng: RandomSource) -> dict[str, Any]:
     """``cdp.actions.hover`` along a human path."""
     if target.has_point and not target.has_element:
-        to: Point = (float(target.x), float(target.y))  # type: ignore[arg-type]
+        to: Point = viewport_point(tab, target)
     else:
         el = find(tab, target)
         box = box_of(tab, el)

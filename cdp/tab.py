@@ -74,8 +74,10 @@ class _Job:
 class Tab:
     """One page target, attached over a flat session."""
 
-    def __init__(self, conn: Connection, target_id: str, session_id: str, *, world: str) -> None:
+    def __init__(self, conn: Connection, target_id: str, session_id: str, *, world: str,
+                 world_script: str = "") -> None:
         self.conn = conn
+        self.world_script = world_script
         self.id = target_id
         self.session_id = session_id
         self.world = world
@@ -250,8 +252,37 @@ class Tab:
         for job in jobs:
             job.future.set_exception(self._closed or TargetClosed("tab closed"))
 
+    # --- sessions: the tab's own and its out-of-process iframes' -----------------------------------
+    def session_setup(self) -> list[tuple[str, dict[str, Any]]]:
+        """What every session of this tab enables, the tab's own and each out-of-process iframe's.
+
+        Auto-attach pauses new iframe targets until they are set up (waitForDebuggerOnStart), so
+        our world and the console capture are in place before their first script runs.
+        """
+        return [
+            ("Page.enable", {}),
+            ("Page.setLifecycleEventsEnabled", {"enabled": True}),
+            ("Runtime.enable", {}),
+            ("Page.addScriptToEvaluateOnNewDocument",
+             {"source": self.world_script, "worldName": self.world, "runImmediately": True}),
+            ("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True}),
+        ]
+
+    def _on_attached(self, session_id: str, p: dict[str, Any]) -> None:
+        child = p.get("sessionId")
+        info = p.get("targetInfo") or {}
+        if not child:
+            return
+        if info.get("type") == "iframe":
+            for method, params in self.session_setup():
+                self.send(method, params, child)  # not waited: we are mid-pump on the worker
+            self.frame(info["targetId"], child).session_id = child
+        # Anything else that auto-attached (workers) just runs; every target must be resumed.
+        self.send("Runtime.runIfWaitingForDebugger", {}, child)
+
     # --- state kept from events ------------------------------------------------------------------
     def _install_handlers(self) -> None:
+        self.on("Target.attachedToTarget", self._on_attached)
         self.on("Page.frameAttached", self._on_frame_attached)
         self.on("Page.frameNavigated", self._on_frame_navigated)
         self.on("Page.navigatedWithinDocument", self._on_within_document)
@@ -280,7 +311,9 @@ class Tab:
     def _on_frame_navigated(self, session_id: str, p: dict[str, Any]) -> None:
         info = p["frame"]
         fr = self.frame(info["id"], session_id)
-        fr.parent_id = info.get("parentId")
+        fr.session_id = session_id  # a frame that moved to its own process is reached on its session now
+        if info.get("parentId") or session_id == self.session_id:
+            fr.parent_id = info.get("parentId")  # (an iframe's own session may not name its parent)
         fr.url = info.get("url", "") + info.get("urlFragment", "")
         fr.name = info.get("name", "")
         if info.get("loaderId") != fr.loader_id:

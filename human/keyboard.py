@@ -17,16 +17,15 @@ THINK_MS = (200.0, 500.0)
 TYPO_CHANCE = 0.03
 REPEAT_FACTOR = 0.6  # the same key again is quicker: the finger is already there
 
-# Neighbours on a US QWERTY keyboard, for plausible slips of the finger.
-_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
-_NEIGHBOURS: dict[str, str] = {}
-for _r, _row in enumerate(_ROWS):
-    for _c, _ch in enumerate(_row):
-        near = [_row[j] for j in (_c - 1, _c + 1) if 0 <= j < len(_row)]
-        for _other in (_r - 1, _r + 1):
-            if 0 <= _other < len(_ROWS):
-                near += [_ROWS[_other][j] for j in (_c - 1, _c, _c + 1) if 0 <= j < len(_ROWS[_other])]
-        _NEIGHBOURS[_ch] = "".join(near)
+# Neighbours on a US QWERTY keyboard, for plausible slips of the finger. Rows are staggered:
+# each key's horizontal position (in key widths) is its index plus its row's offset, and keys
+# in the same or an adjacent row at most a key width apart touch (G: F H T Y V B).
+_ROWS = (("qwertyuiop", 0.0), ("asdfghjkl", 0.25), ("zxcvbnm", 0.75))
+_NEIGHBOURS: dict[str, str] = {
+    ch: "".join(other for r2, (row2, off2) in enumerate(_ROWS) if abs(r2 - r) <= 1
+                for j, other in enumerate(row2) if other != ch and abs((j + off2) - (i + off)) <= 1.0)
+    for r, (row, off) in enumerate(_ROWS) for i, ch in enumerate(row)
+}
 
 
 @dataclass(frozen=True)

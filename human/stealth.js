@@ -95,12 +95,20 @@
   }
 
   // A new function (no native to wrap) that prints as native, has no prototype and cannot be
-  // constructed, as built-in methods do. name '' makes an anonymous one, like chrome.csi.
+  // constructed, as built-in methods do.
   function fake(name, impl) {
     const holder = {[name](...args) {
       try { return rApply(impl, this, args); } catch (e) { throw clean(e); }
     }};
     return vouch(holder[name], nativeText(name));
+  }
+
+  // chrome.csi and chrome.loadTimes are anonymous plain functions (with a prototype) in Chrome.
+  function fakePlain(impl) {
+    const fn = (() => function () {
+      try { return rApply(impl, this, arguments); } catch (e) { throw clean(e); }
+    })();
+    return vouch(fn, nativeText(''));
   }
 
   function fakeGetter(name, impl) {
@@ -144,22 +152,22 @@
     }
     const t = () => win.performance.timing;
     if (!chrome.app || need) {
-      chrome.app = {
+      chrome.app = { // in Chrome's key order
         isInstalled: false,
-        InstallState: {DISABLED: 'disabled', INSTALLED: 'installed', NOT_INSTALLED: 'not_installed'},
-        RunningState: {CANNOT_RUN: 'cannot_run', READY_TO_RUN: 'ready_to_run', RUNNING: 'running'},
         getDetails: fake('getDetails', () => null),
         getIsInstalled: fake('getIsInstalled', () => false),
         installState: fake('installState', () => undefined),
         runningState: fake('runningState', () => 'cannot_run'),
+        InstallState: {DISABLED: 'disabled', INSTALLED: 'installed', NOT_INSTALLED: 'not_installed'},
+        RunningState: {CANNOT_RUN: 'cannot_run', READY_TO_RUN: 'ready_to_run', RUNNING: 'running'},
       };
     }
     if (!chrome.csi || need) {
-      chrome.csi = fake('', () => ({onloadT: t().domContentLoadedEventEnd, startE: t().navigationStart,
+      chrome.csi = fakePlain(() => ({onloadT: t().domContentLoadedEventEnd, startE: t().navigationStart,
                                        pageT: win.performance.now(), tran: 15}));
     }
     if (!chrome.loadTimes || need) {
-      chrome.loadTimes = fake('', () => {
+      chrome.loadTimes = fakePlain(() => {
         const s = (v) => v / 1000;
         const paint = win.performance.getEntriesByType('paint')[0];
         return {

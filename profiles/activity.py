@@ -295,6 +295,8 @@ class ActivityLog:
             return
         with fh:
             for raw in fh:
+                if raw.isspace():
+                    continue  # a blank line carries nothing; not worth counting as damage
                 try:
                     event = json.loads(raw)
                 except (ValueError, RecursionError):

@@ -53,7 +53,7 @@ from .locks import (
 )
 from .names import is_valid_name, looks_like_id, profile_id, validate_name
 from .paths import child_dir, inside_profile
-from .usage import DEFAULT_TTL_S, UsageCache
+from .usage import DEFAULT_CHANGED_AFTER_S, DEFAULT_TTL_S, UsageCache
 
 log = logging.getLogger(__name__)
 
@@ -148,14 +148,15 @@ class ProfileStore:
     atomic renames and locks are files). Call :meth:`close` to stop the disk-usage thread.
     """
 
-    def __init__(self, base_dir: Path, *, usage_ttl_s: float = DEFAULT_TTL_S) -> None:
+    def __init__(self, base_dir: Path, *, usage_ttl_s: float = DEFAULT_TTL_S,
+                 usage_changed_after_s: float = DEFAULT_CHANGED_AFTER_S) -> None:
         base_dir = Path(base_dir)
         try:
             base_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as exc:
             raise StoreWriteError(f"cannot create the profile store dir: {describe(exc)}") from exc
         self.base_dir = base_dir.resolve()
-        self._usage = UsageCache(usage_ttl_s)
+        self._usage = UsageCache(usage_ttl_s, usage_changed_after_s)
         self._identity = IdentityCache()
         # Serialises this process's create/rename/import/delete so their "is the name free"
         # checks and their renames cannot interleave (other processes: the renames still refuse).
@@ -460,14 +461,14 @@ class ProfileStore:
         holder = read_holder(path / LOCK_FILE)
         held = holder is not None and holder_alive(holder)
         chrome = chrome_singleton_pid(path)
+        last_used = self._last_used(path)
         if refresh:
-            size: int | None = self._usage.measure(path)
+            size: int | None = self._usage.measure(path, last_used)
             stale = False
         else:
-            usage = self._usage.peek(path)
+            usage = self._usage.peek(path, last_used)
             size, stale = usage.bytes, usage.stale
         identity = self._identity.get(path)
-        last_used = self._last_used(path)
         if not path.is_dir():
             return None
         info: ProfileInfo = {

@@ -19,6 +19,9 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 DEFAULT_TTL_S = 300.0
+# A profile that was used since its last walk is re-walked sooner than the TTL, but not more
+# often than this: a running Chrome touches its files constantly.
+DEFAULT_CHANGED_AFTER_S = 30.0
 
 
 def directory_size(path: Path) -> int:
@@ -55,43 +58,53 @@ class Usage:
 class _Entry:
     bytes: int
     taken_at: float  # time.monotonic()
+    version: object  # what the caller said the dir looked like (e.g. its last-used time)
 
 
 class UsageCache:
     """Per-path disk usage with lazy background refresh (one worker thread, one queue)."""
 
-    def __init__(self, ttl_s: float = DEFAULT_TTL_S) -> None:
+    def __init__(self, ttl_s: float = DEFAULT_TTL_S, changed_after_s: float = DEFAULT_CHANGED_AFTER_S) -> None:
         self.ttl_s = ttl_s
+        self.changed_after_s = changed_after_s
         self._entries: dict[str, _Entry] = {}
         self._pending: set[str] = set()
         # A generation per path, bumped on invalidate, so a walk that started before a
         # delete or reset cannot store its outdated figure afterwards.
         self._generation: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._queue: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[str, object] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._closed = False
 
-    def peek(self, path: Path) -> Usage:
-        """The cached size of ``path``; queues a background walk when missing or expired."""
+    def peek(self, path: Path, version: object = None) -> Usage:
+        """The cached size of ``path``; queues a background walk when missing or expired.
+
+        ``version`` describes the dir cheaply (the store passes its last-used time): a size taken
+        at another version expires after ``changed_after_s`` instead of the full TTL.
+        """
         key = os.fspath(path)
         now = time.monotonic()
         with self._lock:
             entry = self._entries.get(key)
-            expired = entry is None or now - entry.taken_at > self.ttl_s
+            if entry is None:
+                expired = True
+            else:
+                age = now - entry.taken_at
+                expired = age > self.ttl_s or (entry.version != version and age > self.changed_after_s)
             if expired and key not in self._pending and not self._closed:
                 self._pending.add(key)
-                self._queue.put(key)
+                self._queue.put((key, version))
                 self._ensure_worker()
             return Usage(entry.bytes if entry else None, key in self._pending)
 
-    def measure(self, path: Path) -> int:
+    def measure(self, path: Path, version: object = None) -> int:
         """Walk ``path`` now, in the caller's thread, and cache the result."""
         key = os.fspath(path)
         with self._lock:
             generation = self._generation.get(key, 0)
         size = directory_size(path)
-        self._store(key, generation, size)
+        self._store(key, generation, size, version)
         return size
 
     def invalidate(self, path: Path) -> None:
@@ -115,10 +128,10 @@ class UsageCache:
             self._queue.put(None)
             thread.join(timeout=5)
 
-    def _store(self, key: str, generation: int, size: int) -> None:
+    def _store(self, key: str, generation: int, size: int, version: object) -> None:
         with self._lock:
             if self._generation.get(key, 0) == generation:
-                self._entries[key] = _Entry(size, time.monotonic())
+                self._entries[key] = _Entry(size, time.monotonic(), version)
 
     def _ensure_worker(self) -> None:
         # Called with self._lock held.
@@ -128,9 +141,10 @@ class UsageCache:
 
     def _work(self) -> None:
         while True:
-            key = self._queue.get()
-            if key is None:
+            item = self._queue.get()
+            if item is None:
                 return
+            key, version = item
             with self._lock:
                 generation = self._generation.get(key, 0)
             try:
@@ -140,6 +154,6 @@ class UsageCache:
                 log.exception("disk usage walk of %s failed", key)
                 size = None
             if size is not None:
-                self._store(key, generation, size)
+                self._store(key, generation, size, version)
             with self._lock:
                 self._pending.discard(key)

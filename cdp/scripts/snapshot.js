@@ -510,7 +510,9 @@ if (!globalThis.__pinchtab) {
       });
     }
 
-    // Text Blink renders for a ::before/::after box, or its CSS alt text.
+    // Text Blink renders for a ::before/::after box, or its CSS alt text
+    // (after the "/"). Strings, attr() and quotes are rendered; counters and
+    // images are not evaluated and contribute nothing.
     function pseudoText(el, which) {
       const st = getComputedStyle(el, which);
       const c = st.content;

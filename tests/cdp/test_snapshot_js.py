@@ -5,9 +5,12 @@ The engine computes roles and accessible names inside the page because
 names being the ones Chrome's own accessibility tree reports. For each fixture page
 (tests/pages/ax_*.html) these tests load the engine into a fresh isolated world, take a
 snapshot and compare it node by node with ``getFullAXTree``: every emitted node must be a
-non-ignored node of Chrome's tree with the same role and name (whitespace-collapsed), every node
-Chrome shows must be emitted (apart from the kinds listed in ``NOT_EMITTED``), states must
-agree, and the interactive filter must list exactly Chrome's interactive nodes, in order.
+non-ignored node of Chrome's tree with the same role and name, every node Chrome shows must be
+emitted, states must agree, and the interactive filter must list exactly Chrome's interactive
+nodes, in order. Names are compared with HTML whitespace collapsed and trimmed on Chrome's side
+(its text names keep the spaces of the line layout, such as a trailing space before a link).
+Not emitted, by design: the kinds in ``NOT_EMITTED``, whitespace-only text, and nodes script
+cannot reach (pseudo-elements, user-agent shadow trees such as a date field's parts).
 
 The session fixtures ``site`` (pages served on 127.0.0.1) and ``tab`` (a tab of one headless
 Chromium) come from tests/conftest.py; everything here talks raw CDP through ``tab.call``.

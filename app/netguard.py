@@ -1,0 +1,305 @@
+"""Which URLs the server may fetch on a caller's behalf: the download policy, as pure functions.
+
+The rules (reference §1.17, §2.5):
+
+* only ``http`` and ``https``;
+* ``localhost``, ``*.localhost`` (and Chromium's other local names) and literal loopback, private,
+  link-local, multicast, reserved or unspecified addresses are always refused, whatever a list says;
+* a host must be on the allowlist (``security.downloadAllowedDomains``, or ``security.allowedDomains``
+  when that is empty); an empty list accepts any host;
+* every host name must resolve, and only to public addresses (one private answer is enough to refuse:
+  the browser could connect to it).
+
+A host is read the way Chromium reads it (WHATWG URL rules): percent-decoded, case-folded, IPv4 in
+decimal, hex, octal and short forms (``2130706433``, ``0x7f.1``, ``127.1``), IPv6 with embedded IPv4.
+A URL whose host we could read differently from the browser (backslashes, user info, control
+characters) is refused rather than guessed at.
+
+Name resolution is a parameter (a :class:`Resolver`), so the policy can be tested without a network
+and without weakening it.
+"""
+from __future__ import annotations
+
+import ipaddress
+import socket
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+from urllib.parse import unquote, urlsplit
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+SCHEMES = ("http", "https")
+# Names Chromium itself treats as the local machine (net::IsLocalHostname), plus *.localhost.
+LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "localhost6", "localhost6.localdomain6",
+                         "ip6-localhost", "ip6-loopback"})
+# Code points the URL standard forbids in a host: a host containing one is not a host.
+_FORBIDDEN_HOST = set(" \t\n\r#%/:<>?@[\\]^|\0") | {chr(c) for c in range(0x20)} | {"\x7f"}
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+INTERNAL = "internal"
+NOT_ALLOWED = "not_allowed"
+SCHEME = "scheme"
+MALFORMED = "malformed"
+UNRESOLVED = "unresolved"
+
+
+class Resolver(Protocol):
+    """Turns a host name into the addresses it resolves to (strings); empty when it does not resolve."""
+
+    def __call__(self, host: str) -> Sequence[str]: ...
+
+
+def system_resolver(host: str) -> list[str]:
+    """The operating system's answer (``getaddrinfo``), each address once."""
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (socket.gaierror, UnicodeError, OSError):
+        return []
+    out: list[str] = []
+    for info in infos:
+        addr = str(info[4][0]).split("%", 1)[0]  # drop an IPv6 zone id
+        if addr not in out:
+            out.append(addr)
+    return out
+
+
+class UnsafeURL(ValueError):
+    """The policy refuses a URL. ``reason`` is one of the module's reason constants."""
+
+    def __init__(self, message: str, reason: str, host: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.reason = reason
+        self.host = host
+
+
+@dataclass(frozen=True)
+class Policy:
+    """An allowlist (empty: any public host), the config key it came from, and how to resolve names."""
+
+    allowlist: tuple[str, ...]
+    setting: str
+    resolver: Resolver
+
+    @classmethod
+    def for_download(cls, download_allowed: Sequence[str], allowed: Sequence[str],
+                     resolver: Resolver = system_resolver) -> Policy:
+        """``security.downloadAllowedDomains`` when it is non-empty, else ``security.allowedDomains``."""
+        if download_allowed:
+            return cls(tuple(download_allowed), "security.downloadAllowedDomains", resolver)
+        return cls(tuple(allowed), "security.allowedDomains", resolver)
+
+
+# --- hosts -----------------------------------------------------------------------------------------
+def canonical_host(host: str) -> str:
+    """``host`` as the browser sees it: percent-decoded, NFKC, lower case, IDNA, no trailing dot.
+
+    Raises UnsafeURL (malformed) for a host the URL standard rejects.
+    """
+    h = unquote(host)
+    if h.startswith("[") and h.endswith("]"):
+        h = h[1:-1]
+    if ":" in h:  # an IPv6 literal: parsed as such, never as a name
+        try:
+            return str(ipaddress.IPv6Address(h))
+        except ValueError:
+            raise UnsafeURL(f"unsafe URL: invalid host {host!r}", MALFORMED, host) from None
+    h = unicodedata.normalize("NFKC", h).lower()
+    if not h.isascii():
+        try:
+            h = h.encode("idna").decode("ascii")
+        except UnicodeError:
+            raise UnsafeURL(f"unsafe URL: invalid host {host!r}", MALFORMED, host) from None
+    if not h or any(c in _FORBIDDEN_HOST for c in h):
+        raise UnsafeURL(f"unsafe URL: invalid host {host!r}", MALFORMED, host)
+    if h.endswith(".") and h != ".":
+        h = h[:-1]
+    return h
+
+
+def _ipv4_number(part: str) -> int | None:
+    """One WHATWG IPv4 part: decimal, ``0x`` hex or leading-zero octal; None if it is not a number."""
+    if not part:
+        return None
+    base = 10
+    if part[:2] in ("0x", "0X"):
+        part, base = part[2:], 16
+        if not part:
+            return 0
+    elif len(part) > 1 and part[0] == "0":
+        part, base = part[1:], 8
+    try:
+        return int(part, base) if part.isalnum() and part.isascii() else None
+    except ValueError:
+        return None
+
+
+def _ends_in_number(host: str) -> bool:
+    parts = host.split(".")
+    if parts[-1] == "" and len(parts) > 1:
+        parts.pop()
+    last = parts[-1]
+    if last and last.isascii() and last.isdigit():
+        return True
+    return last[:2] in ("0x", "0X") and all(c in "0123456789abcdefABCDEF" for c in last[2:])
+
+
+def parse_ipv4(host: str) -> ipaddress.IPv4Address | None:
+    """The address of a host in any IPv4 form Chromium accepts (``127.1``, ``0x7f000001``, ...).
+
+    None when ``host`` is a name; UnsafeURL (malformed) when it ends in a number but is no address
+    (the browser refuses such a URL; so do we).
+    """
+    if not _ends_in_number(host):
+        return None
+    parts = host.split(".")
+    if parts[-1] == "" and len(parts) > 1:
+        parts.pop()
+    numbers = [_ipv4_number(p) for p in parts]
+    if len(parts) > 4 or any(n is None for n in numbers):
+        raise UnsafeURL(f"unsafe URL: invalid IPv4 host {host!r}", MALFORMED, host)
+    nums: list[int] = [n for n in numbers if n is not None]
+    if any(n > 255 for n in nums[:-1]) or nums[-1] >= 256 ** (5 - len(nums)):
+        raise UnsafeURL(f"unsafe URL: invalid IPv4 host {host!r}", MALFORMED, host)
+    value = nums[-1]
+    for i, n in enumerate(nums[:-1]):
+        value += n * 256 ** (3 - i)
+    return ipaddress.IPv4Address(value)
+
+
+def parse_ip(host: str) -> IPAddress | None:
+    """The address a canonical host names literally, or None for a host name."""
+    if ":" in host:
+        try:
+            return ipaddress.IPv6Address(host.strip("[]"))
+        except ValueError:
+            raise UnsafeURL(f"unsafe URL: invalid host {host!r}", MALFORMED, host) from None
+    return parse_ipv4(host)
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries (mapped, 6to4, NAT64), if any."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+def is_internal_ip(ip: IPAddress | str) -> bool:
+    """True unless ``ip`` is a public unicast address (IPv6 judged by any IPv4 it embeds, too)."""
+    if isinstance(ip, str):
+        try:
+            ip = ipaddress.ip_address(ip.split("%", 1)[0])
+        except ValueError:
+            return True  # not an address we understand: never a safe one
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = _embedded_ipv4(ip)
+        if embedded is not None:
+            if ip.ipv4_mapped is not None:
+                return is_internal_ip(embedded)  # the browser connects to the IPv4 address itself
+            if is_internal_ip(embedded):
+                return True
+        if ip.is_site_local:
+            return True
+    return (not ip.is_global or ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast
+            or ip.is_reserved or ip.is_unspecified)
+
+
+def is_local_name(host: str) -> bool:
+    """``localhost`` and its variants, any ``*.localhost`` (a canonical host)."""
+    return host in LOCAL_NAMES or host.endswith(".localhost")
+
+
+def host_allowed(host: str, allowlist: Sequence[str]) -> bool:
+    """Whether a canonical host is on the list.
+
+    Entries: an exact host (``example.com``, an IP address), ``*.example.com`` for any subdomain
+    of example.com (not example.com itself), or ``*`` for any host. An empty list allows any host.
+    """
+    if not allowlist:
+        return True
+    host_ip = _literal(host)
+    for raw in allowlist:
+        entry = raw.strip().lower()
+        if entry == "*":
+            return True
+        if entry.startswith("*."):
+            suffix = _canonical_entry(entry[2:])
+            if suffix and host_ip is None and host.endswith("." + suffix):
+                return True
+            continue
+        canon = _canonical_entry(entry)
+        if not canon:
+            continue
+        if host_ip is not None:
+            if _literal(canon) == host_ip:
+                return True
+        elif canon == host:
+            return True
+    return False
+
+
+def _canonical_entry(entry: str) -> str:
+    try:
+        return canonical_host(entry)
+    except UnsafeURL:
+        return ""  # a list entry that is no host matches nothing
+
+
+def _literal(host: str) -> IPAddress | None:
+    try:
+        return parse_ip(host)
+    except UnsafeURL:
+        return None
+
+
+# --- URLs ------------------------------------------------------------------------------------------
+def check_url(url: str, policy: Policy) -> str:
+    """Return the canonical host of ``url`` if the policy lets the server fetch it; else raise UnsafeURL."""
+    if any(c in url for c in "\\\t\n\r\0") or any(ord(c) < 0x20 or ord(c) == 0x7F for c in url):
+        # Browsers read a backslash as a slash and drop tabs and newlines; Python does not.
+        raise UnsafeURL("unsafe URL: backslashes and control characters are not allowed", MALFORMED)
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError:
+        raise UnsafeURL(f"unsafe URL: cannot parse {url!r}", MALFORMED) from None
+    if parts.scheme.lower() not in SCHEMES:
+        raise UnsafeURL(f"unsafe URL: scheme {parts.scheme or '(none)'!r} is not allowed; only http and https",
+                        SCHEME)
+    if "@" in parts.netloc:
+        # User info is where parsers disagree about which part is the host.
+        raise UnsafeURL("unsafe URL: credentials in the URL are not allowed", MALFORMED)
+    netloc = parts.netloc
+    raw_host = netloc[: netloc.find("]") + 1] if netloc.startswith("[") else netloc.split(":", 1)[0]
+    if not raw_host:
+        raise UnsafeURL("unsafe URL: no host", MALFORMED)
+    host = canonical_host(raw_host)
+    check_host(host, policy)
+    return host
+
+
+def check_host(host: str, policy: Policy) -> None:
+    """Apply the policy to a canonical host (see the module docstring); raise UnsafeURL if refused."""
+    ip = parse_ip(host)
+    if ip is not None:
+        if is_internal_ip(ip):
+            raise UnsafeURL("unsafe URL: internal or blocked host", INTERNAL, host)
+    elif is_local_name(host):
+        raise UnsafeURL("unsafe URL: internal or blocked host", INTERNAL, host)
+    if not host_allowed(host, policy.allowlist):
+        raise UnsafeURL(f"unsafe URL: domain not allowed by {policy.setting}", NOT_ALLOWED, host)
+    if ip is not None:
+        return
+    addresses = list(policy.resolver(host))
+    if not addresses:
+        raise UnsafeURL(f"unsafe URL: cannot resolve host {host!r}", UNRESOLVED, host)
+    internal = [a for a in addresses if is_internal_ip(a)]
+    if internal:
+        raise UnsafeURL(f"unsafe URL: internal or blocked host ({host} resolves to {internal[0]})",
+                        INTERNAL, host)
