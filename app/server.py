@@ -6,6 +6,8 @@ heartbeat runs apart from requests, so a long navigate does not look like a hung
 from __future__ import annotations
 
 import ipaddress
+import os
+import signal
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
@@ -52,6 +54,8 @@ class BridgeApplication(BaseApplication):
         from . import create_app
 
         self.flask_app = create_app(self.pt_config)
+        # POST /shutdown stops the whole server the way a TERM signal would, gracefully.
+        self.flask_app.extensions["pinchtab.shutdown"] = lambda: os.kill(os.getppid(), signal.SIGTERM)
         return self.flask_app
 
     def _worker_exit(self, server: Any, worker: Any) -> None:

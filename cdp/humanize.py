@@ -112,39 +112,65 @@ def human_click(tab: Tab, box: Box | tuple[float, float, float, float], rng: Ran
     return plan.target
 
 
-def _keyed_letter(ch: str) -> bool:
-    """Whether a character without a US key code is still typed as a key: accented Latin letters
-    are keys of European layouts (é, ö, ß), and a typed letter without a keydown is a tell.
-    Emoji, CJK and symbols come from pickers and input methods, which insert text."""
-    return len(ch) == 1 and ch.isalpha() and unicodedata.name(ch, "").startswith("LATIN")
+# Shifted symbols of a US keyboard: the key that types each (cdp.keys knows the unshifted ones).
+_SHIFTED = {
+    "!": ("Digit1", 49), "@": ("Digit2", 50), "#": ("Digit3", 51), "$": ("Digit4", 52), "%": ("Digit5", 53),
+    "^": ("Digit6", 54), "&": ("Digit7", 55), "*": ("Digit8", 56), "(": ("Digit9", 57), ")": ("Digit0", 48),
+    "_": ("Minus", 189), "+": ("Equal", 187), "{": ("BracketLeft", 219), "}": ("BracketRight", 221),
+    "|": ("Backslash", 220), ":": ("Semicolon", 186), '"': ("Quote", 222), "<": ("Comma", 188),
+    ">": ("Period", 190), "?": ("Slash", 191), "~": ("Backquote", 192),
+}
+SHIFT_BIT = keys.MODIFIER_BITS["Shift"]
+
+
+def key_for(ch: str) -> tuple[keys.Key | None, bool]:
+    """The key that types ``ch`` and whether Shift is held for it; None: insert it as text.
+
+    Accented Latin letters are keys of European layouts (é, ö, ß) and a typed letter without a
+    keydown is a tell, so they are keyed too. Emoji, CJK and symbols come from pickers and input
+    methods, which insert text.
+    """
+    if ch in _SHIFTED:
+        code, key_code = _SHIFTED[ch]
+        return keys.Key(ch, code, key_code, ch), True
+    key = keys.char_key(ch)
+    latin_letter = len(ch) == 1 and ch.isalpha() and unicodedata.name(ch, "").startswith("LATIN")
+    if key.key_code == 0 and not latin_letter:
+        return None, False
+    return key, latin_letter and ch.isupper()
 
 
 def human_type(tab: Tab, text: str, rng: RandomSource, *, fast: bool = False) -> None:
     """Type ``text`` at the focus with a human rhythm, typos and corrections included.
 
-    Characters with a key code, and accented Latin letters, are typed as key events, each key
-    held a little before its release; the others (emoji, CJK, symbols) go through
-    ``Input.insertText``.
+    Keys are held a little before their release and Shift is pressed around capitals and shifted
+    symbols, as a hand does; characters without a key go through ``Input.insertText``.
     """
     plan = typing_plan(text, rng, fast=fast)
-    backspace = keys.lookup("Backspace")
+    base = 40.0 if fast else 80.0
+    backspace, shift = keys.lookup("Backspace"), keys.lookup("Shift")
     pacer = _Pacer(tab)
     for i, step in enumerate(plan):
-        pacer.wait(step.delay_ms)
         if isinstance(step, CharStep):
-            key = keys.char_key(step.text)
-            if key.key_code == 0 and not _keyed_letter(step.text):
-                tab.call("Input.insertText", {"text": step.text})
-                continue
+            key, shifted = key_for(step.text)
         else:
-            key = backspace
-        down, up = key_events(key)
+            key, shifted = backspace, False
+        if key is None:
+            pacer.wait(step.delay_ms)
+            tab.call("Input.insertText", {"text": step.text})
+            continue
+        lead = min(spread(rng, 0.2, 0.5) * base, 0.5 * step.delay_ms) if shifted else 0.0
+        pacer.wait(step.delay_ms - lead)
+        if shifted:  # Shift goes down shortly before the key
+            send_keys(tab, [key_events(shift, SHIFT_BIT)[0]])
+            pacer.wait(lead)
+        down, up = key_events(key, SHIFT_BIT if shifted else 0)
         send_keys(tab, [down])
         # Hold the key briefly (a zero hold time is a tell), always releasing before the next key.
         following = plan[i + 1].delay_ms if i + 1 < len(plan) else 60.0
-        hold = min(spread(rng, 0.25, 0.75) * (40.0 if fast else 80.0), 0.7 * following)
+        hold = min(spread(rng, 0.25, 0.75) * base, 0.45 * following)
         pacer.wait(hold)
-        send_keys(tab, [up])
+        send_keys(tab, [up] + ([key_events(shift)[1]] if shifted else []))
         pacer.at -= hold / 1000.0  # the hold is part of the gap to the next key, not extra
 
 

@@ -8,13 +8,13 @@ huge or of a newer shape, so anything unexpected means "no identity", never an e
 """
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
+import stat
 from pathlib import Path
 from typing import Any, Literal, TypedDict
-
-from .paths import is_inside
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +22,9 @@ PREFERENCES = "Default/Preferences"
 LOCAL_STATE = "Local State"
 MAX_FILE_BYTES = 20 * 1024 * 1024  # real Preferences are well under 1 MB; refuse anything absurd
 _MAX_TEXT = 320  # the longest valid email address; names are shorter still
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 IdentitySource = Literal["preferences", "local_state", "none"]
 
@@ -47,17 +50,41 @@ def no_identity() -> Identity:
             "chromeProfileName": None, "source": "none", "consentedPrimaryAccount": None}
 
 
+def _open_inside(profile_dir: Path, relative: str) -> int:
+    """Open ``profile_dir/relative`` for reading without following any symlink below ``profile_dir``.
+
+    Chrome never links these files, so a link is refused rather than resolved: that keeps a
+    planted link from making us read a file outside the profile, at a few ``lstat`` calls
+    instead of a full path resolution per file.
+    """
+    parts = relative.split("/")
+    current = profile_dir
+    for part in parts[:-1]:
+        current = current / part
+        if not stat.S_ISDIR(os.lstat(current).st_mode):  # a symlink is not S_ISDIR under lstat
+            raise OSError(errno.ELOOP, "not a plain directory", os.fspath(current))
+    # O_NONBLOCK: a FIFO planted in place of the file must not hang the caller.
+    return os.open(current / parts[-1], os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
+
+
 def read_json_file(profile_dir: Path, relative: str) -> dict[str, Any] | None:
     """The JSON object in ``profile_dir/relative``, or None when missing, too big, broken or unsafe."""
-    path = profile_dir / relative
     try:
-        if not is_inside(profile_dir.resolve(), path):
-            log.warning("identity: %s in %s points outside the profile; ignored", relative, profile_dir.name)
-            return None
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size > MAX_FILE_BYTES:
-                log.warning("identity: %s in %s is %d bytes; not reading it", relative, profile_dir.name, size)
+        fd = _open_inside(profile_dir, relative)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            log.warning("identity: %s in %s is a symlink; ignored", relative, profile_dir.name)
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            if st.st_size > MAX_FILE_BYTES:
+                log.warning("identity: %s in %s is %d bytes; not reading it", relative, profile_dir.name,
+                            st.st_size)
                 return None
             raw = fh.read(MAX_FILE_BYTES + 1)  # the file may grow between fstat and read
     except OSError:

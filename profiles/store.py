@@ -177,10 +177,11 @@ class ProfileStore:
         ``profile.json`` is broken is still listed, with ``error`` set.
         """
         result: builtins.list[ProfileInfo] = []
-        for name in sorted(self._names(warn=True), key=lambda n: (n.lower(), n)):
-            info = self._info(name, self.base_dir / name, refresh)
-            if info is not None:  # None: deleted behind our back mid-list
-                result.append(info)
+        with self._usage.deferred():
+            for name in sorted(self._names(warn=True), key=lambda n: (n.lower(), n)):
+                info = self._info(name, self.base_dir / name, refresh)
+                if info is not None:  # None: deleted behind our back mid-list
+                    result.append(info)
         return result
 
     def get(self, id_or_name: str) -> ProfileInfo:

@@ -13,8 +13,10 @@ import os
 import queue
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +78,7 @@ class UsageCache:
         self._queue: queue.SimpleQueue[tuple[str, object] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._deferred: list[tuple[str, object]] | None = None
 
     def peek(self, path: Path, version: object = None) -> Usage:
         """The cached size of ``path``; queues a background walk when missing or expired.
@@ -94,9 +97,34 @@ class UsageCache:
                 expired = age > self.ttl_s or (entry.version != version and age > self.changed_after_s)
             if expired and key not in self._pending and not self._closed:
                 self._pending.add(key)
-                self._queue.put((key, version))
-                self._ensure_worker()
+                if self._deferred is not None:
+                    self._deferred.append((key, version))
+                else:
+                    self._queue.put((key, version))
+                    self._ensure_worker()
             return Usage(entry.bytes if entry else None, key in self._pending)
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Queue the walks that ``peek`` asks for only when the block ends.
+
+        A walk is Python-level work: started mid-list it would share the GIL with the list and
+        roughly double the list's time, so a list hands its walks over as it returns.
+        """
+        with self._lock:
+            outer = self._deferred is not None
+            if not outer:
+                self._deferred = []
+        try:
+            yield
+        finally:
+            if not outer:
+                with self._lock:
+                    items, self._deferred = self._deferred or [], None
+                    for item in items:
+                        self._queue.put(item)
+                    if items:
+                        self._ensure_worker()
 
     def measure(self, path: Path, version: object = None) -> int:
         """Walk ``path`` now, in the caller's thread, and cache the result."""

@@ -19,7 +19,7 @@ from ..bridge import bridge
 from ..errors import body as error_body, from_exception
 from ..params import from_body, from_query, load
 from ..schemas import ActionSchema, ActionsSchema
-from . import tab_route
+from . import doc, tab_route
 from .common import on_tab
 
 bp = Blueprint("actions", __name__)
@@ -69,6 +69,7 @@ def after_snapshot(tab: Tab, mode: str, caller: str) -> dict[str, Any]:
 
 
 @tab_route(bp, "/action", methods=["POST", "GET"])
+@doc("One action on an element, by ref, selector, nodeId or point", body=ActionSchema)
 def action(tab_id: str | None):  # type: ignore[no-untyped-def]
     req = from_query(ActionSchema, tab_id) if request.method == "GET" else from_body(ActionSchema, tab_id)
     br = bridge()
@@ -85,6 +86,7 @@ def action(tab_id: str | None):  # type: ignore[no-untyped-def]
 
 
 @tab_route(bp, "/actions", methods=["POST"])
+@doc("A batch of actions, each reported in its place", body=ActionsSchema)
 def actions(tab_id: str | None):  # type: ignore[no-untyped-def]
     batch = from_body(ActionsSchema, tab_id)
     br = bridge()

@@ -11,13 +11,14 @@ from cdp.navigation import page_info
 from ..bridge import bridge
 from ..params import from_query
 from ..schemas import ScreenshotQuerySchema, TextQuerySchema
-from . import tab_route
+from . import doc, tab_route
 from .common import on_tab
 
 bp = Blueprint("content", __name__)
 
 
 @tab_route(bp, "/text", methods=["GET"])
+@doc("The page's readable (or raw) text", query=TextQuerySchema)
 def text(tab_id: str | None):  # type: ignore[no-untyped-def]
     req = from_query(TextQuerySchema, tab_id)
     tab = bridge().tab(req.get("tabId"))
@@ -35,6 +36,7 @@ def text(tab_id: str | None):  # type: ignore[no-untyped-def]
 
 
 @tab_route(bp, "/screenshot", methods=["GET"])
+@doc("A screenshot (JSON with base64, or the image with raw=true)", query=ScreenshotQuerySchema)
 def screenshot(tab_id: str | None):  # type: ignore[no-untyped-def]
     req = from_query(ScreenshotQuerySchema, tab_id)
     fmt = "jpeg" if req["format"] == "jpg" else req["format"]

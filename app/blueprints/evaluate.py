@@ -9,13 +9,14 @@ from ..bridge import bridge
 from ..errors import BadRequest, disabled
 from ..params import from_body
 from ..schemas import EvaluateSchema
-from . import tab_route
+from . import doc, tab_route
 from .common import on_tab
 
 bp = Blueprint("evaluate", __name__)
 
 
 @tab_route(bp, "/evaluate", methods=["POST"])
+@doc("Run JavaScript in the page (off unless security.allowEvaluate)", body=EvaluateSchema)
 def evaluate(tab_id: str | None):  # type: ignore[no-untyped-def]
     br = bridge()
     if not br.config.security.allow_evaluate:

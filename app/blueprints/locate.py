@@ -14,7 +14,7 @@ from ..bridge import bridge
 from ..errors import BadRequest, disabled
 from ..params import from_body
 from ..schemas import FindSchema, WaitSchema
-from . import tab_route
+from . import doc, tab_route
 from .common import on_tab
 
 bp = Blueprint("locate", __name__)
@@ -22,6 +22,7 @@ MODES = ("selector", "text", "notText", "url", "load", "fn")
 
 
 @tab_route(bp, "/find", methods=["POST"])
+@doc("Which element a description means", body=FindSchema)
 def find(tab_id: str | None):  # type: ignore[no-untyped-def]
     req = from_body(FindSchema, tab_id)
     tab = bridge().tab(req.get("tabId"))
@@ -52,6 +53,7 @@ def locate(tab: Tab, req: dict[str, Any]) -> dict[str, Any]:
 
 
 @tab_route(bp, "/wait", methods=["POST"])
+@doc("Wait for a selector, text, URL, load state or function (bounded)", body=WaitSchema)
 def wait(tab_id: str | None):  # type: ignore[no-untyped-def]
     req = from_body(WaitSchema, tab_id)
     timeout_ms = min(max(req["timeout"], 100), 30000)

@@ -10,7 +10,7 @@ from cdp import navigation
 from ..bridge import bridge
 from ..params import from_body, from_query, load
 from ..schemas import NavigateSchema, TabQuerySchema
-from . import tab_route
+from . import doc, tab_route
 from .common import check_url, on_tab
 
 bp = Blueprint("navigation", __name__)
@@ -18,6 +18,7 @@ NEW_TAB_TIMEOUT_S = 30.0
 
 
 @tab_route(bp, "/navigate", methods=["POST", "GET"])
+@doc("Open a URL in a tab (a new one for anonymous callers without tabId)", body=NavigateSchema)
 def navigate(tab_id: str | None):  # type: ignore[no-untyped-def]
     if request.method == "GET":
         req = from_query(NavigateSchema, tab_id)
@@ -59,15 +60,18 @@ def _history(tab_id: str | None, fn: Any):  # type: ignore[no-untyped-def]
 
 
 @tab_route(bp, "/back", methods=["POST"])
+@doc("Go back in the tab's history", query=TabQuerySchema)
 def back(tab_id: str | None):  # type: ignore[no-untyped-def]
     return _history(tab_id, lambda t, s: navigation.history_step(t, -1, s))
 
 
 @tab_route(bp, "/forward", methods=["POST"])
+@doc("Go forward in the tab's history", query=TabQuerySchema)
 def forward(tab_id: str | None):  # type: ignore[no-untyped-def]
     return _history(tab_id, lambda t, s: navigation.history_step(t, 1, s))
 
 
 @tab_route(bp, "/reload", methods=["POST"])
+@doc("Reload the tab", query=TabQuerySchema)
 def reload(tab_id: str | None):  # type: ignore[no-untyped-def]
     return _history(tab_id, navigation.reload)

@@ -15,7 +15,7 @@ from ..errors import BadRequest
 from ..files import inside, saved, stamp, write_atomic
 from ..params import from_query
 from ..schemas import SnapshotQuerySchema
-from . import tab_route
+from . import doc, tab_route
 from .common import on_tab
 
 bp = Blueprint("snapshot", __name__)
@@ -76,6 +76,7 @@ def render_text(doc: dict[str, Any]) -> tuple[str, str]:
 
 
 @tab_route(bp, "/snapshot", methods=["GET"])
+@doc("The page as an accessibility tree with refs", query=SnapshotQuerySchema, produces="text/plain")
 def snapshot(tab_id: str | None):  # type: ignore[no-untyped-def]
     req = from_query(SnapshotQuerySchema, tab_id)
     br = bridge()

@@ -9,19 +9,21 @@ from ..bridge import bridge
 from ..errors import BadRequest
 from ..params import from_body
 from ..schemas import CloseSchema, TabActionSchema
-from . import tab_route
+from . import doc, tab_route
 from .common import check_url
 
 bp = Blueprint("tabs", __name__)
 
 
 @bp.get("/health")
+@doc("Whether the browser is up (no token needed)")
 def health():  # type: ignore[no-untyped-def]
     status = bridge().status()
     return jsonify(status), (200 if status["status"] == "ok" else 503)
 
 
 @bp.get("/tabs")
+@doc("The open tabs, the caller's current tab first")
 def list_tabs():  # type: ignore[no-untyped-def]
     tabs = [{"id": p["targetId"], "url": p.get("url", ""), "title": p.get("title", ""), "type": "page",
              "status": "active"} for p in bridge().visible_pages()]
@@ -29,6 +31,7 @@ def list_tabs():  # type: ignore[no-untyped-def]
 
 
 @bp.post("/tab")
+@doc("Open a new tab or focus one", body=TabActionSchema)
 def tab_action():  # type: ignore[no-untyped-def]
     req = from_body(TabActionSchema)
     br = bridge()
@@ -51,6 +54,7 @@ def tab_action():  # type: ignore[no-untyped-def]
 
 
 @tab_route(bp, "/close", methods=["POST"])
+@doc("Close a tab", body=CloseSchema)
 def close(tab_id: str | None):  # type: ignore[no-untyped-def]
     req = from_body(CloseSchema, tab_id)
     br = bridge()

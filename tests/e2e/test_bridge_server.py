@@ -105,3 +105,12 @@ def test_attach_to_a_running_chrome_by_cdp_url_and_leave_it_running(bridge_proce
     requests.post(bp.base + "/close", json={"tabId": r.json()["tabId"]}, timeout=10)
     bp.stop()
     assert browser.alive() and ws  # the attached browser is left running
+
+
+def test_post_shutdown_stops_server_and_browser(bridge_process, tmp_path):
+    bp = bridge_process()
+    bp.wait_healthy()
+    assert requests.post(bp.base + "/shutdown", timeout=5).json() == {"status": "shutting down"}
+    bp.proc.wait(timeout=20)
+    assert bp.proc.returncode == 0
+    wait_until(lambda: not chrome_pids_with_home(tmp_path), 10)

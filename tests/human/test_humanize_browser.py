@@ -89,7 +89,7 @@ def test_double_click_and_raw_point_click(tab: Any, site: Any) -> None:
 
 
 def keydown_intervals(tab: Any, field: str) -> list[float]:
-    stamps = [t for _key, t in js(tab, f"__keys.{field}")]
+    stamps = [t for _key, t, _shift in js(tab, f"__keys.{field}")]
     return [b - a for a, b in zip(stamps, stamps[1:])]
 
 
@@ -100,8 +100,10 @@ def test_humanized_typing_types_exactly_with_a_human_rhythm(tab: Any, site: Any)
     res = tab.run(lambda: humanize.type_into(tab, Target(selector="#field"), TEXT, random.Random(seed)), 20)
     assert res == {"typed": True, "len": len(TEXT), "human": True}
     assert js(tab, "document.querySelector('#field').value") == TEXT
-    keys = [k for k, _t in js(tab, "__keys.field")]
-    assert "Backspace" in keys
+    keys = js(tab, "__keys.field")
+    assert "Backspace" in [k for k, _t, _shift in keys]
+    # Capitals and shifted symbols come with Shift held, as from a keyboard; accents are keyed too.
+    assert {k: shift for k, _t, shift in keys if k in ("H", "!", "l", "é")} == {"H": True, "!": True, "l": False, "é": False}
     normal = keydown_intervals(tab, "field")
     assert 60 <= statistics.mean(normal) <= 140, normal
     assert statistics.pstdev(normal) > 0
