@@ -32,9 +32,25 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
     errors.register(app)
     auth.register(app, config.server.token)
 
-    from .blueprints import actions, content, evaluate, locate, meta, navigation, snapshot, state, tabs, transfer
+    from .blueprints import (
+        actions,
+        content,
+        cookies,
+        dialogs,
+        evaluate,
+        inspect,
+        locate,
+        logs,
+        meta,
+        navigation,
+        snapshot,
+        state,
+        tabs,
+        transfer,
+    )
 
-    for module in (tabs, navigation, snapshot, actions, content, evaluate, locate, meta, transfer, state):
+    for module in (tabs, navigation, snapshot, actions, content, evaluate, locate, meta, transfer, state, inspect, logs,
+                   cookies, dialogs):
         app.register_blueprint(module.bp)
 
     @app.after_request

@@ -1,6 +1,8 @@
 """What each route takes: marshmallow schemas that validate requests (and describe them)."""
 from __future__ import annotations
 
+import re
+
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate, validates_schema
 
 WAIT_FOR = ("none", "dom", "load", "networkidle", "selector")
@@ -219,3 +221,125 @@ class StateNameQuerySchema(Loose):
 
 class StateCleanSchema(Loose):
     olderThanHours = fields.Float(load_default=24.0, validate=validate.Range(min=0))
+
+
+# --- reads, logs, cookies, dialogs
+_SELECTOR_REQUIRED = "selector (or ref) query parameter is required"
+
+
+class PageReadQuerySchema(Loose, TabIdMixin):
+    """GET /title and /url."""
+
+
+class ElementQuerySchema(Loose, TabIdMixin):
+    """One element by a unified selector; ``ref`` is the legacy name and takes any selector too."""
+
+    selector = fields.String(load_default="")
+    ref = fields.String(load_default="")
+
+    @validates_schema
+    def _needs_selector(self, data, **kwargs):  # type: ignore[no-untyped-def]
+        if not (data.get("selector") or data.get("ref") or "").strip():
+            raise ValidationError(_SELECTOR_REQUIRED, "selector")
+
+
+class AttrQuerySchema(ElementQuerySchema):
+    name = fields.String(required=True, validate=validate.Length(min=1, error="name query parameter is required"),
+                         error_messages={"required": "name query parameter is required"})
+
+
+class HtmlQuerySchema(Loose, TabIdMixin):
+    """The document, or one element with ``selector`` (or ``ref``)."""
+
+    selector = fields.String(load_default="")
+    ref = fields.String(load_default="")
+    maxChars = fields.Integer(validate=validate.Range(min=1))
+
+
+class StylesQuerySchema(Loose, TabIdMixin):
+    selector = fields.String(load_default="")
+    ref = fields.String(load_default="")
+    prop = fields.String(load_default="")
+
+
+class ScreenshotRequestSchema(ScreenshotQuerySchema):
+    """The screenshot query, plus clipping to one element and saving to a file."""
+
+    selector = fields.String(load_default="")
+    output = fields.String(load_default="", validate=validate.OneOf(("", "inline", "json", "file")))
+    path = fields.String(load_default="")
+
+
+_TEMPLATE_SCRIPT = re.compile(r"<\s*script|javascript\s*:|\bon[a-z]+\s*=", re.IGNORECASE)
+
+
+def _safe_template(value: str) -> None:
+    # Header and footer templates are rendered as HTML by Chrome: no scripts, no handlers.
+    if _TEMPLATE_SCRIPT.search(value):
+        raise ValidationError("template must not contain <script>, javascript: URLs or on* event handlers")
+
+
+# The keys a POST /pdf body may carry (copied onto the query; other keys are ignored).
+PDF_KEYS = ("landscape", "scale", "paperWidth", "paperHeight", "marginTop", "marginBottom", "marginLeft",
+            "marginRight", "pageRanges", "preferCSSPageSize", "displayHeaderFooter", "headerTemplate",
+            "footerTemplate", "generateTaggedPDF", "generateDocumentOutline", "raw", "output", "path", "tabId")
+
+
+class PdfQuerySchema(Loose, TabIdMixin):
+    """Page.printToPDF's options (inches), then how to answer: JSON base64, raw bytes or a file."""
+
+    landscape = fields.Boolean(load_default=False)
+    scale = fields.Float(load_default=1.0, validate=validate.Range(min=0.1, max=2))
+    paperWidth = fields.Float(load_default=8.5, validate=validate.Range(min=0.1, max=200))
+    paperHeight = fields.Float(load_default=11.0, validate=validate.Range(min=0.1, max=200))
+    marginTop = fields.Float(load_default=0.4, validate=validate.Range(min=0, max=100))
+    marginBottom = fields.Float(load_default=0.4, validate=validate.Range(min=0, max=100))
+    marginLeft = fields.Float(load_default=0.4, validate=validate.Range(min=0, max=100))
+    marginRight = fields.Float(load_default=0.4, validate=validate.Range(min=0, max=100))
+    pageRanges = fields.String(load_default="")
+    preferCSSPageSize = fields.Boolean(load_default=False)
+    displayHeaderFooter = fields.Boolean(load_default=False)
+    headerTemplate = fields.String(load_default="", validate=_safe_template)
+    footerTemplate = fields.String(load_default="", validate=_safe_template)
+    generateTaggedPDF = fields.Boolean(load_default=False)
+    generateDocumentOutline = fields.Boolean(load_default=False)
+    raw = fields.Boolean(load_default=False)
+    output = fields.String(load_default="", validate=validate.OneOf(("", "inline", "json", "file")))
+    path = fields.String(load_default="")
+
+
+class LogsQuerySchema(Loose, TabIdMixin):
+    """GET /console and /errors: the last ``limit`` entries (0: all that are kept)."""
+
+    limit = fields.Integer(load_default=0, validate=validate.Range(min=0))
+
+
+class CookiesQuerySchema(Loose, TabIdMixin):
+    url = fields.String(load_default="")
+    name = fields.String(load_default="")
+
+
+class CookieSchema(Loose):
+    name = fields.String(load_default="")
+    value = fields.String(load_default="")
+    domain = fields.String(load_default="")
+    path = fields.String(load_default="")
+    secure = fields.Boolean(load_default=False)
+    httpOnly = fields.Boolean(load_default=False)
+    sameSite = fields.String(load_default="")
+    expires = fields.Float(load_default=0)
+
+
+class CookiesSetSchema(Loose, TabIdMixin):
+    url = fields.String(required=True, validate=validate.Length(min=1, error="url is required"),
+                        error_messages={"required": "url is required"})
+    cookies = fields.List(fields.Nested(CookieSchema), required=True,
+                          validate=validate.Length(min=1, error="cookies array is empty"),
+                          error_messages={"required": "cookies array is empty"})
+
+
+class DialogSchema(Loose, TabIdMixin):
+    action = fields.String(required=True,
+                           validate=validate.OneOf(("accept", "dismiss"), error="action must be 'accept' or 'dismiss'"),
+                           error_messages={"required": "action required (accept or dismiss)"})
+    text = fields.String(load_default="")

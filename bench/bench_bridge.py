@@ -232,10 +232,58 @@ def parallel_tabs(base: str, bridge: Bridge, **_: Any) -> list[Row]:
             ("4 tabs, in parallel", f"{par_t:.2f} s", f"speed-up {seq_t / par_t:.2f}x")]
 
 
+def formats_and_tables(base: str, chromium: str, bridge: Bridge, args: argparse.Namespace, **_: Any) -> list[Row]:
+    """Tokens of the interactive compact snapshot against the full JSON one, on each page; and the
+    1,500-row product table against Playwright MCP's snapshot of it."""
+    rows: list[Row] = []
+    for page in ("/small.html", "/mid.html", "/products.html", "/controls.html"):
+        tab = bridge.post("/navigate", {"url": base + page, "waitFor": "load"})["tabId"]
+        compact = bridge.get(f"/tabs/{tab}/snapshot?filter=interactive&format=compact").text
+        full = bridge.get(f"/tabs/{tab}/snapshot").text
+        c, f = peers.count_tokens(compact), peers.count_tokens(full)
+        rows.append((f"tokens {page}: interactive compact vs full JSON", f"{c:,} vs {f:,}", f"{c / f:.1%} of JSON"))
+        bridge.post("/close", {"tabId": tab})
+    if not args.no_peers and not peers.playwright_available():
+        url = base + "/products.html"
+        tab = bridge.post("/navigate", {"url": url, "waitFor": "load"})["tabId"]
+        q = f"/tabs/{tab}/snapshot?filter=interactive&format=compact"
+        t = [timed(lambda: bridge.get(q))[0] for _ in range(args.snap_runs)]
+        ours = peers.count_tokens(bridge.get(q).text)
+        pw = peers.measure_playwright_snapshot(url, chromium, runs=args.snap_runs)
+        rows += [("1,500-row product table: ours", f"median {med_ms(t):.0f} ms", f"{ours:,} tokens"),
+                 ("  Playwright MCP", f"median {pw['median_s'] * 1000:.0f} ms", f"{pw['tokens']:,} tokens"),
+                 ("  ours / Playwright", f"tokens {ours / pw['tokens']:.2f}x", "")]
+    return rows
+
+
+def snap_diff_cost(base: str, bridge: Bridge, args: argparse.Namespace, **_: Any) -> list[Row]:
+    """A click that changes one line: its diff in the same answer, against click + /snapshot."""
+    tab = bridge.post("/navigate", {"url": base + "/small.html"})["tabId"]
+    snap = bridge.get(f"/tabs/{tab}/snapshot?filter=interactive&format=compact").text
+    ref = next(line.split(" ")[0] for line in snap.splitlines() if " button " in line)
+    bridge.get(f"/tabs/{tab}/snapshot")  # the caller's view to diff against
+    one, two = [], []
+    for _ in range(args.snap_runs * 4):
+        one.append(timed(lambda: bridge.post("/action", {"tabId": tab, "kind": "click", "ref": ref,
+                                                         "snap": "diff"}))[0])
+
+        def separate() -> None:
+            bridge.post("/action", {"tabId": tab, "kind": "click", "ref": ref})
+            bridge.get(f"/tabs/{tab}/snapshot?diff=true&format=compact")
+
+        two.append(timed(separate)[0])
+    diff = bridge.post("/action", {"tabId": tab, "kind": "click", "ref": ref, "snap": "diff"})["snapshot"]
+    return [("click + snap:diff in one answer (small page)", f"median {med_ms(one):.0f} ms",
+             f"{peers.count_tokens(diff)} tokens: {diff.splitlines()[0].split('|')[-1].strip()}"),
+            ("click, then GET /snapshot?diff=true", f"median {med_ms(two):.0f} ms", "two round trips, no settle wait")]
+
+
 SECTIONS: dict[str, Callable[..., list[Row]]] = {
     "trivial": trivial_call,
     "snapshot": big_snapshot,
     "parallel": parallel_tabs,
+    "formats": formats_and_tables,
+    "snapdiff": snap_diff_cost,
 }
 
 
@@ -248,7 +296,7 @@ def main() -> int:
     args = ap.parse_args()
 
     base, stop_site = pages.serve({"/controls.html": pages.controls_page(), "/small.html": pages.small_page(),
-                                   "/mid.html": pages.controls_page(100)})
+                                   "/mid.html": pages.controls_page(100), "/products.html": pages.products_table()})
     chromium = find_browser()
     chrome = ChromeProcess(chromium)
     chrome.start()

@@ -1,9 +1,10 @@
-"""Reading a tab: readable or raw text, screenshots."""
+"""Reading a tab: readable or raw text, screenshots (of the page or of one element)."""
 from __future__ import annotations
 
 import base64
 from typing import Any
 
+from .inspect import element_clip
 from .selectors import frames_in_order
 from .snapshot import evaluate
 from .tab import Tab
@@ -28,11 +29,17 @@ def text(tab: Tab, *, raw: bool = False) -> str:
 
 
 def screenshot(tab: Tab, *, fmt: str = "jpeg", quality: int = 80, full_page: bool = False,
-               scale: float = 1.0) -> bytes:
+               scale: float = 1.0, selector: str = "") -> bytes:
+    """The viewport (or the whole page, or one element with ``selector``) as jpeg or png bytes."""
     params: dict[str, Any] = {"format": fmt, "captureBeyondViewport": full_page}
     if fmt == "jpeg":
         params["quality"] = quality
-    if full_page or scale != 1.0:
+    if selector:
+        # Clipped to the element; beyondViewport does not apply (the element decides the area).
+        clip, beyond = element_clip(tab, selector)
+        params["clip"] = {**clip, "scale": scale}
+        params["captureBeyondViewport"] = beyond
+    elif full_page or scale != 1.0:
         metrics = tab.call("Page.getLayoutMetrics")
         size = metrics["cssContentSize"] if full_page else metrics["cssLayoutViewport"]
         x = 0 if full_page else size.get("pageX", 0)

@@ -102,12 +102,59 @@ def budget(nodes: list[dict[str, Any]], max_tokens: int, fmt: str) -> tuple[list
     return nodes, False
 
 
-def render_compact(nodes: Iterable[dict[str, Any]], *, title: str, url: str, count: int,
-                   truncated_at: int | None = None, next_cursor: str | None = None) -> str:
+# Roles an interactive snapshot shows only as context: no one acts on them, so their lines carry
+# no ref (the JSON format keeps every ref), and a table row's cells share one line.
+CONTEXT_ROLES = frozenset({"heading", "cell", "columnheader", "rowheader", "caption", "figure", "row"})
+CELL_ROLES = frozenset({"cell", "columnheader", "rowheader"})
+
+
+def context_lines(nodes: list[dict[str, Any]]) -> list[str]:
+    """Compact lines for an interactive snapshot: actionable nodes with refs, context as text.
+
+    ``row Sturdy Umbrella | $42.78 | 37`` then the row's controls, each with its ref, so an agent
+    sees which button belongs to which product at a few tokens a row. A cell that only holds a
+    control with the same name (an "Add to cart" cell around its button) is not repeated.
+    """
+    out: list[str] = []
+    i, n = 0, len(nodes)
+    while i < n:
+        node = nodes[i]
+        role = node["role"]
+        if role not in CONTEXT_ROLES:
+            out.append(compact_line(node))
+            i += 1
+            continue
+        if role != "row":
+            out.append(f"{role} {_clip(node.get('name', ''))}".rstrip() + _states(node, compact=True))
+            i += 1
+            continue
+        end = i + 1
+        while end < n and nodes[end]["depth"] > node["depth"]:
+            end += 1
+        cells, rest = [], []
+        for j in range(i + 1, end):
+            child = nodes[j]
+            if child["depth"] == node["depth"] + 1 and child["role"] in CELL_ROLES:
+                inner = nodes[j + 1] if j + 1 < end else None
+                repeated = (inner is not None and inner["depth"] > child["depth"] and inner["role"] not in CONTEXT_ROLES
+                            and inner.get("name", "") == child.get("name", ""))
+                if not repeated:
+                    cells.append(_clip(child.get("name", "")))
+            else:
+                rest.append(child)
+        out.append(("row " + " | ".join(cells)).rstrip())
+        out += context_lines(rest)
+        i = end
+    return out
+
+
+def render_compact(nodes: list[dict[str, Any]], *, title: str, url: str, count: int,
+                   truncated_at: int | None = None, next_cursor: str | None = None,
+                   interactive: bool = False) -> str:
     head = f"# {title} | {url} | {count} nodes"
     if truncated_at is not None:
         head += f" (truncated to ~{truncated_at} tokens)"
-    lines = [head, *map(compact_line, nodes)]
+    lines = [head, *(context_lines(nodes) if interactive else map(compact_line, nodes))]
     if next_cursor:
         lines.append(f"# next: after={next_cursor}")
     return "\n".join(lines) + "\n"

@@ -13,10 +13,11 @@ from __future__ import annotations
 import random
 import time
 import unicodedata
+from collections.abc import Iterable
 from typing import Any
 
 from human.keyboard import CharStep, typing_plan
-from human.mouse import Box, Point, click_plan, move_path, nearby_start
+from human.mouse import Box, Point, Step, click_plan, move_path, nearby_start
 from human.rng import RandomSource, spread
 
 from . import keys
@@ -78,7 +79,7 @@ def _mouse(tab: Tab, kind: str, x: float, y: float, **extra: Any) -> None:
     tab.wait_result(mouse_event(tab, kind, x, y, **extra), "Input.dispatchMouseEvent")
 
 
-def _move(tab: Tab, pacer: _Pacer, steps: Any, modifiers: int) -> None:
+def _move(tab: Tab, pacer: _Pacer, steps: Iterable[Step], modifiers: int) -> None:
     for step in steps:
         pacer.wait(step.delay_ms)
         _mouse(tab, "mouseMoved", step.x, step.y, modifiers=modifiers)
@@ -151,13 +152,11 @@ def human_type(tab: Tab, text: str, rng: RandomSource, *, fast: bool = False) ->
     backspace, shift = keys.lookup("Backspace"), keys.lookup("Shift")
     pacer = _Pacer(tab)
     for i, step in enumerate(plan):
-        if isinstance(step, CharStep):
-            key, shifted = key_for(step.text)
-        else:
-            key, shifted = backspace, False
+        text = step.text if isinstance(step, CharStep) else ""
+        key, shifted = key_for(text) if text else (backspace, False)
         if key is None:
             pacer.wait(step.delay_ms)
-            tab.call("Input.insertText", {"text": step.text})
+            tab.call("Input.insertText", {"text": text})
             continue
         lead = min(spread(rng, 0.2, 0.5) * base, 0.5 * step.delay_ms) if shifted else 0.0
         pacer.wait(step.delay_ms - lead)

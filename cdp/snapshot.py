@@ -149,9 +149,12 @@ def _walk_frame(tab: Tab, table: RefTable, frame: Frame, filter: str, details: b
                 root: Element | None, depth_offset: int) -> list[dict[str, Any]]:
     opts = {"filter": filter, "nextRef": table.next, "details": details, "maxDepth": max_depth}
     if root is not None:
-        res = call_on(tab, root, "function(o){return globalThis.__pinchtab.snapshot(o, this)}", opts)
+        res = call_on(tab, root, "function(o){return JSON.stringify(globalThis.__pinchtab.snapshot(o, this))}", opts)
     else:
-        res = evaluate(tab, frame, f"globalThis.__pinchtab.snapshot({json.dumps(opts)})")
+        res = evaluate(tab, frame, f"JSON.stringify(globalThis.__pinchtab.snapshot({json.dumps(opts)}))")
+    # One string instead of thousands of objects: CDP's by-value serialisation of 6,000 nodes
+    # costs more than the walk itself.
+    res = json.loads(res)
     table.next = max(table.next, res["nextRef"])
     nodes: list[dict[str, Any]] = res["nodes"]
     out: list[dict[str, Any]] = []
@@ -250,7 +253,7 @@ def remember(tab: Tab, caller: str, filter: str, nodes: list[dict[str, Any]]) ->
     return previous[1]
 
 
-def settle(tab: Tab, *, quiet_ms: int = 100, cap_ms: int = 1500) -> None:
+def settle(tab: Tab, *, quiet_ms: int = 60, cap_ms: int = 1500) -> None:
     """Wait until the page has settled: its document parsed, then the DOM quiet for ``quiet_ms``.
 
     Bounded by ``cap_ms`` (a page that never stops animating still answers), not a fixed sleep.

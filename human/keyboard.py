@@ -6,7 +6,7 @@ Pure functions: a plan is a list of steps (type a character, or Backspace) each 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Literal
 
 from .rng import RandomSource, spread
 
@@ -51,7 +51,7 @@ class BackspaceStep:
         return ("backspace", self.delay_ms)
 
 
-TypingStep = Union[CharStep, BackspaceStep]
+TypingStep = CharStep | BackspaceStep
 
 
 def neighbour_key(ch: str, rng: RandomSource) -> str | None:

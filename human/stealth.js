@@ -148,7 +148,7 @@
     let chrome = win.chrome;
     if (!chrome || typeof chrome !== 'object' || need) {
       chrome = {};
-      defineProperty(win, 'chrome', {value: chrome, writable: true, enumerable: true, configurable: false});
+      defineProperty(win, 'chrome', {value: chrome, writable: true, enumerable: true, configurable: true});
     }
     const t = () => win.performance.timing;
     if (!chrome.app || need) {

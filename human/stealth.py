@@ -16,8 +16,9 @@ import platform as _platform
 import re
 import secrets
 import subprocess
+from collections.abc import Iterable, Mapping
 from importlib import resources
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 LEVELS = ("off", "light", "medium", "full")
 DEFAULT_LEVEL = "light"
@@ -201,18 +202,21 @@ def script_source(level: str, version: str | Mapping[str, Any], **config: Any) -
 
 def setup_commands(level: str, version: Mapping[str, Any], *, window: tuple[int, int] = DEFAULT_WINDOW,
                    languages: Iterable[str] = LANGUAGES, user_agent: str = "", platform: str = "Linux",
-                   force: Iterable[str] = ()) -> list[tuple[str, dict[str, Any]]]:
-    """CDP commands for a tab's setup at ``level`` (none at off).
+                   force: Iterable[str] = (), frame: bool = False) -> list[tuple[str, dict[str, Any]]]:
+    """CDP commands for a session's setup at ``level`` (none at off).
 
     ``version``: Browser.getVersion's answer. ``user_agent``: a configured user agent to send
     instead of the browser's own (its metadata still describes the real browser). ``force``:
     script patches to apply even where the browser looks right (tests of the fallbacks).
+    ``frame``: for an out-of-process iframe's session, which needs the user agent and the script
+    too but refuses the screen override (top-level targets only; the script then fixes the
+    screen it reports).
     """
     if rank(level) == 0:
         return []
     langs = list(languages)
     _arch, _bits, nav_platform = _machine()
-    return [
+    commands: list[tuple[str, dict[str, Any]]] = [
         ("Emulation.setUserAgentOverride", {
             "userAgent": user_agent or ua_for(version, platform),
             # Chrome adds the q-values to the header itself; navigator.languages gets this list.
@@ -220,17 +224,19 @@ def setup_commands(level: str, version: Mapping[str, Any], *, window: tuple[int,
             "platform": nav_platform if platform == "Linux" else "",
             "userAgentMetadata": ua_metadata(version, platform),
         }),
-        # Only the screen: width/height 0 leave the viewport to the window. Headless reports an
-        # 800x600 screen under a larger window otherwise.
-        ("Emulation.setDeviceMetricsOverride", {
-            "width": 0, "height": 0, "deviceScaleFactor": 0, "mobile": False,
-            "screenWidth": window[0], "screenHeight": window[1],
-        }),
         ("Page.addScriptToEvaluateOnNewDocument", {
             "source": script_source(level, version, window=window, languages=langs, platform=platform, force=force),
             "runImmediately": True,
         }),
     ]
+    if not frame:
+        # Only the screen: width/height 0 leave the viewport to the window. Headless reports an
+        # 800x600 screen under a larger window otherwise.
+        commands.insert(1, ("Emulation.setDeviceMetricsOverride", {
+            "width": 0, "height": 0, "deviceScaleFactor": 0, "mobile": False,
+            "screenWidth": window[0], "screenHeight": window[1],
+        }))
+    return commands
 
 
 def status(level: str, version: Mapping[str, Any] | None = None, *, product: str = "",

@@ -16,9 +16,10 @@ import os
 import re
 import threading
 from collections import Counter
-from datetime import date, datetime, timedelta, timezone
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, TypedDict
+from typing import Any, TypedDict, cast
 from urllib.parse import urlsplit
 
 from .redact import scrub_url
@@ -72,12 +73,12 @@ class Analytics(TypedDict):
 
 
 def _utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _stamp(moment: datetime) -> str:
     """ISO 8601 UTC to the millisecond with a ``Z``; fixed width, so strings sort by time."""
-    moment = moment.astimezone(timezone.utc)
+    moment = moment.astimezone(UTC)
     return f"{moment:%Y-%m-%dT%H:%M:%S}.{moment.microsecond // 1000:03d}Z"
 
 
@@ -87,8 +88,8 @@ def _parse_when(value: datetime | str | None) -> datetime | None:
     if isinstance(value, str):
         value = datetime.fromisoformat(value.replace("Z", "+00:00"))
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)  # naive means UTC here, as in the log
-    return value.astimezone(timezone.utc)
+        value = value.replace(tzinfo=UTC)  # naive means UTC here, as in the log
+    return value.astimezone(UTC)
 
 
 def clean_event(event: Mapping[str, Any]) -> dict[str, Any]:
@@ -191,7 +192,7 @@ class ActivityLog:
     def prune(self) -> int:
         """Delete day files older than the retention (today plus ``retention_days`` days stay)."""
         with self._lock:
-            return self._prune_locked(self._clock().astimezone(timezone.utc).date())
+            return self._prune_locked(self._clock().astimezone(UTC).date())
 
     def _prune_locked(self, today: date) -> int:
         oldest_kept = today - timedelta(days=self.retention_days)
@@ -241,7 +242,7 @@ class ActivityLog:
         lo = _stamp(start) if start else ""
         hi = _stamp(end) if end else ""
         result: list[ActivityEvent] = []
-        for day, path in sorted(self._files_between(start, end), reverse=True):
+        for _day, path in sorted(self._files_between(start, end), reverse=True):
             matched = [e for e in self._read(path)
                        if _matches(e, profile, agent, tab) and (not lo or e["timestamp"] >= lo)
                        and (not hi or e["timestamp"] <= hi)]
@@ -249,7 +250,7 @@ class ActivityLog:
             # order, so sort each day; reversing first keeps the later line first on a tie.
             matched.reverse()
             matched.sort(key=lambda e: e["timestamp"], reverse=True)
-            result.extend(matched[: limit - len(result)])
+            result.extend(cast("list[ActivityEvent]", matched[: limit - len(result)]))
             if len(result) >= limit:
                 break
         return result

@@ -14,7 +14,7 @@ import logging
 import os
 import stat
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any, BinaryIO, Literal, TypedDict
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,12 @@ def _open_inside(profile_dir: Path, relative: str) -> int:
     return os.open(current / parts[-1], os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
 
 
+def _read_capped(fh: BinaryIO, limit: int) -> bytes | None:
+    """At most ``limit`` bytes of ``fh``; None if there are more (the file grew after fstat)."""
+    raw = fh.read(limit + 1)
+    return None if len(raw) > limit else raw
+
+
 def read_json_file(profile_dir: Path, relative: str) -> dict[str, Any] | None:
     """The JSON object in ``profile_dir/relative``, or None when missing, too big, broken or unsafe."""
     try:
@@ -86,10 +92,10 @@ def read_json_file(profile_dir: Path, relative: str) -> dict[str, Any] | None:
                 log.warning("identity: %s in %s is %d bytes; not reading it", relative, profile_dir.name,
                             st.st_size)
                 return None
-            raw = fh.read(MAX_FILE_BYTES + 1)  # the file may grow between fstat and read
+            raw = _read_capped(fh, MAX_FILE_BYTES)
     except OSError:
         return None
-    if len(raw) > MAX_FILE_BYTES:
+    if raw is None:
         return None
     try:
         data = json.loads(raw)
@@ -181,11 +187,13 @@ def discover(profile_dir: Path) -> Identity:
     p_email, p_name, p_profile = _from_preferences(prefs) if prefs else (None, None, None)
     l_email, l_name, l_profile = _from_local_state(local_state) if local_state else (None, None, None)
     if p_email:
-        identity.update(accountEmail=p_email, hasAccount=True, source="preferences",
-                        # Local State may know the name when Preferences only has the email.
-                        accountName=p_name or (l_name if l_email == p_email else None))
+        identity["accountEmail"], identity["source"] = p_email, "preferences"
+        # Local State may know the name when Preferences only has the email.
+        identity["accountName"] = p_name or (l_name if l_email == p_email else None)
     elif l_email:
-        identity.update(accountEmail=l_email, accountName=l_name, hasAccount=True, source="local_state")
+        identity["accountEmail"], identity["source"] = l_email, "local_state"
+        identity["accountName"] = l_name
+    identity["hasAccount"] = identity["accountEmail"] is not None
     identity["chromeProfileName"] = p_profile or l_profile
     if identity["hasAccount"]:
         identity["consentedPrimaryAccount"] = _consented(prefs, local_state)

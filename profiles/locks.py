@@ -17,15 +17,16 @@ import os
 import secrets
 import socket
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
-from typing import Iterator, TypedDict
+from typing import TypedDict
 
 from .atomic import write_all
 from .errors import ProfileLocked, ProfileNotFound, StoreWriteError
+from .times import utc_now_iso
 
 try:
     import fcntl
@@ -74,11 +75,6 @@ class LockHolder:
     def info(self) -> LockInfo:
         """The holder as an API payload."""
         return {"pid": self.pid, "owner": self.owner, "since": self.since}
-
-
-def utc_now_iso() -> str:
-    """The current time as ISO 8601 UTC with a ``Z``, to the second."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def pid_alive(pid: int) -> bool:
@@ -214,7 +210,7 @@ class ProfileLock:
             for _ in range(3):
                 if self._try_acquire():
                     self._held = True
-                    log.info("profile %s locked by %s", self.name, self.owner)
+                    log.debug("profile %s locked by %s", self.name, self.owner)
                     return self
         raise ProfileLocked(self.name, "a holder that keeps changing")
 
@@ -289,7 +285,7 @@ class ProfileLock:
                     _touch(self.path / LAST_USED_FILE)
         except ProfileNotFound:
             pass  # the profile dir is gone (deleted while held): nothing to release
-        log.info("profile %s unlocked by %s", self.name, self.owner)
+        log.debug("profile %s unlocked by %s", self.name, self.owner)
 
     def _moved(self, new_dir: Path, new_name: str) -> None:
         """The store renamed the dir while holding this lock; follow it."""
@@ -324,7 +320,11 @@ def _touch(path: Path) -> None:
     # Best effort: a full disk must not turn a clean release into an error.
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644)
-        os.close(fd)
-        os.utime(path)
+        try:
+            # Through the descriptor: the name could be swapped for a symlink after the open.
+            if os.utime in os.supports_fd:
+                os.utime(fd)
+        finally:
+            os.close(fd)
     except OSError as exc:
         log.debug("could not stamp last use in %s: %s", path.parent.name, exc)

@@ -22,10 +22,10 @@ import stat
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from .atomic import describe, fsync_dir, write_json_atomic
 from .copying import copy_user_data_dir
@@ -38,7 +38,6 @@ from .errors import (
     ProfileLocked,
     ProfileNotFound,
     StoreWriteError,
-    UnsafePath,
 )
 from .identity import IdentityCache
 from .locks import (
@@ -49,10 +48,10 @@ from .locks import (
     chrome_singleton_pid,
     holder_alive,
     read_holder,
-    utc_now_iso,
 )
 from .names import is_valid_name, looks_like_id, profile_id, validate_name
 from .paths import child_dir, inside_profile
+from .times import iso_from_timestamp, utc_now_iso
 from .usage import DEFAULT_CHANGED_AFTER_S, DEFAULT_TTL_S, UsageCache
 
 log = logging.getLogger(__name__)
@@ -125,10 +124,6 @@ class ProfileInfo(TypedDict):
     identitySource: str
     consentedPrimaryAccount: bool | None
     error: NotRequired[str]
-
-
-def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _check_text(field: str, value: object) -> str:
@@ -452,7 +447,7 @@ class ProfileStore:
                 newest = max(newest, os.stat(path / rel, follow_symlinks=False).st_mtime)
             except OSError:
                 continue
-        return _iso(newest) if newest else None
+        return iso_from_timestamp(newest) if newest else None
 
     def _info(self, name: str, path: Path, refresh: bool) -> ProfileInfo | None:
         try:

@@ -64,7 +64,7 @@ def after_snapshot(tab: Tab, mode: str, caller: str) -> dict[str, Any]:
     snap.remember(tab, caller, "interactive", nodes)
     if mode == "diff":  # no earlier view of this document to compare with: the whole (interactive) page
         snap.remember(tab, caller, "all", snap.take(tab, filter="all"))
-    text = formats.render_compact(nodes, title=info["title"], url=info["url"], count=len(nodes))
+    text = formats.render_compact(nodes, title=info["title"], url=info["url"], count=len(nodes), interactive=True)
     return {"snapshot": text, "snapshotFormat": "compact"}
 
 

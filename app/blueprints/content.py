@@ -9,8 +9,9 @@ from cdp import content
 from cdp.navigation import page_info
 
 from ..bridge import bridge
+from ..files import inside, saved, stamp, write_atomic
 from ..params import from_query
-from ..schemas import ScreenshotQuerySchema, TextQuerySchema
+from ..schemas import ScreenshotRequestSchema, TextQuerySchema
 from . import doc, tab_route
 from .common import on_tab
 
@@ -36,13 +37,22 @@ def text(tab_id: str | None):  # type: ignore[no-untyped-def]
 
 
 @tab_route(bp, "/screenshot", methods=["GET"])
-@doc("A screenshot (JSON with base64, or the image with raw=true)", query=ScreenshotQuerySchema)
+@doc("A screenshot of the page or of one element (JSON with base64, the image with raw=true, or a file "
+     "with output=file)", query=ScreenshotRequestSchema)
 def screenshot(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_query(ScreenshotQuerySchema, tab_id)
+    req = from_query(ScreenshotRequestSchema, tab_id)
     fmt = "jpeg" if req["format"] == "jpg" else req["format"]
-    tab = bridge().tab(req.get("tabId"))
+    br = bridge()
+    # Refuse a bad output path before capturing, not after.
+    target = inside(br.config.server.state_dir, req["path"] or None,
+                    f"screenshots/screenshot-{stamp()}.{'jpg' if fmt == 'jpeg' else 'png'}") \
+        if req["output"] == "file" else None
+    tab = br.tab(req.get("tabId"))
     data = on_tab(tab, lambda t: content.screenshot(t, fmt=fmt, quality=req["quality"],
-                                                    full_page=req["beyondViewport"], scale=req["scale"]))
+                                                    full_page=req["beyondViewport"], scale=req["scale"],
+                                                    selector=req["selector"].strip()))
+    if target is not None:
+        return jsonify(saved(target, write_atomic(target, data), fmt))
     if req["raw"]:
         return Response(data, content_type=f"image/{fmt}")
     return jsonify({"format": fmt, "base64": base64.b64encode(data).decode()})

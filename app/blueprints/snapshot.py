@@ -32,7 +32,7 @@ def take(tab: Tab, req: dict[str, Any], caller: str) -> dict[str, Any]:
     nodes = snap.take(tab, filter=filt, details=(fmt in ("json", "yaml")), max_depth=req["depth"], root=root)
     info = page_info(tab)
     previous = snap.remember(tab, caller, filt, nodes) if not req["selector"] else None
-    doc: dict[str, Any] = {"url": info["url"], "title": info["title"], "_format": fmt}
+    doc: dict[str, Any] = {"url": info["url"], "title": info["title"], "_format": fmt, "_filter": filt}
     if req["diff"] and previous is not None:
         changes = formats.diff(previous, nodes)
         doc.update(diff=True, **changes, count=len(nodes),
@@ -58,6 +58,7 @@ def take(tab: Tab, req: dict[str, Any], caller: str) -> dict[str, Any]:
 def render_text(doc: dict[str, Any]) -> tuple[str, str]:
     """(body, format) of a snapshot document."""
     fmt = doc.pop("_format")
+    interactive = doc.pop("_filter") == "interactive"
     if doc.get("diff"):
         if fmt in ("compact", "text"):
             return formats.render_diff_compact(doc, title=doc["title"], url=doc["url"], count=doc["count"]), fmt
@@ -66,7 +67,7 @@ def render_text(doc: dict[str, Any]) -> tuple[str, str]:
     cursor = doc.get("next", "").removeprefix("after=") or None
     if fmt == "compact":
         return formats.render_compact(doc["nodes"], title=doc["title"], url=doc["url"], count=doc["count"],
-                                      truncated_at=cut, next_cursor=cursor), fmt
+                                      truncated_at=cut, next_cursor=cursor, interactive=interactive), fmt
     if fmt == "text":
         return formats.render_text(doc["nodes"], title=doc["title"], url=doc["url"], count=doc["count"],
                                    truncated_at=cut, next_cursor=cursor), fmt

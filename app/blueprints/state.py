@@ -22,6 +22,7 @@ from ..errors import APIError, BadRequest, NotFound, disabled
 from ..files import inside, stamp, write_atomic
 from ..params import from_body, from_query
 from ..schemas import StateCleanSchema, StateLoadSchema, StateNameQuerySchema, StateSaveSchema
+from . import doc
 from .common import on_tab
 
 bp = Blueprint("state", __name__)
@@ -97,6 +98,7 @@ def _find(br: Bridge, name: str) -> tuple[Path, dict[str, Any]]:
 
 
 @bp.post("/state/save")
+@doc("Save cookies and the current origin's storage as a named state", body=StateSaveSchema)
 def save():  # type: ignore[no-untyped-def]
     br = _enabled()
     req = from_body(StateSaveSchema)
@@ -116,6 +118,7 @@ def save():  # type: ignore[no-untyped-def]
 
 
 @bp.post("/state/load")
+@doc("Restore a saved state (exact name or prefix, newest wins)", body=StateLoadSchema)
 def load():  # type: ignore[no-untyped-def]
     br = _enabled()
     req = from_body(StateLoadSchema)
@@ -145,6 +148,7 @@ def load():  # type: ignore[no-untyped-def]
 
 
 @bp.get("/state/list")
+@doc("List saved states, newest first")
 def list_states():  # type: ignore[no-untyped-def]
     br = _enabled()
     states = []
@@ -166,6 +170,7 @@ def _iso(ts: float) -> str:
 
 
 @bp.get("/state/show")
+@doc("One saved state, cookie values masked unless reveal=true", query=StateNameQuerySchema)
 def show():  # type: ignore[no-untyped-def]
     br = _enabled()
     req = from_query(StateNameQuerySchema)
@@ -176,6 +181,7 @@ def show():  # type: ignore[no-untyped-def]
 
 
 @bp.delete("/state")
+@doc("Delete a saved state (exact name)", query=StateNameQuerySchema)
 def delete():  # type: ignore[no-untyped-def]
     br = _enabled()
     req = from_query(StateNameQuerySchema)
@@ -189,6 +195,7 @@ def delete():  # type: ignore[no-untyped-def]
 
 
 @bp.post("/state/clean")
+@doc("Delete saved states older than olderThanHours", body=StateCleanSchema)
 def clean():  # type: ignore[no-untyped-def]
     br = _enabled()
     req = from_body(StateCleanSchema)

@@ -42,7 +42,7 @@ from ..errors import APIError, BadRequest, disabled
 from ..files import inside, stamp, write_atomic
 from ..params import from_body, from_query
 from ..schemas import DownloadQuerySchema, UploadSchema
-from . import tab_route
+from . import doc, tab_route
 from .common import on_tab
 
 bp = Blueprint("transfer", __name__)
@@ -63,6 +63,7 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 # --- upload --------------------------------------------------------------------------------------
 @tab_route(bp, "/upload", methods=["POST"])
+@doc("Set files on a file input (base64 or data URLs, or files under <stateDir>/uploads)", body=UploadSchema)
 def upload(tab_id: str | None):  # type: ignore[no-untyped-def]
     br = bridge()
     sec = br.config.security
@@ -191,10 +192,11 @@ def _read_path(uploads: Path, requested: str, field: str, limit: int) -> tuple[s
         raise bad("does not exist") from None
     except OSError:
         raise bad("cannot be read") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise bad("is not a regular file")
     with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise bad("is not a regular file")
         if st.st_size > limit:
             raise _too_big(field, st.st_size, limit)
         data = fh.read(limit + 1)
@@ -257,6 +259,8 @@ def _sweep_after_close(resp: Response) -> Response:
 
 # --- download ------------------------------------------------------------------------------------
 @tab_route(bp, "/download", methods=["GET"])
+@doc("Fetch a URL in the browser session (its cookies apply); every redirect hop is checked",
+     query=DownloadQuerySchema)
 def download(tab_id: str | None):  # type: ignore[no-untyped-def]
     br = bridge()
     sec = br.config.security

@@ -67,7 +67,7 @@ if (!globalThis.__pinchtab) {
     // Roles an agent acts on, and the few that give those controls context.
     const INTERACTIVE = set("button link textbox searchbox combobox listbox option checkbox radio switch slider " +
       "spinbutton menuitem menuitemcheckbox menuitemradio tab treeitem Iframe DisclosureTriangle Date DateTime " +
-      "InputTime ColorWell heading image cell gridcell columnheader rowheader caption figure");
+      "InputTime ColorWell heading image cell gridcell columnheader rowheader caption figure row");
     // Roles whose own name comes from their content (Blink SupportsNameFromContents).
     const NAME_FROM_CONTENT = set("button cell checkbox columnheader DisclosureTriangle gridcell heading " +
       "LayoutTableCell link option math menuitem menuitemcheckbox menuitemradio radio rowheader switch tab " +

@@ -36,7 +36,7 @@ FIXTURES = ["ax_forms.html", "ax_aria.html", "ax_shadow.html", "ax_misc.html", "
 INTERACTIVE = set(
     "button link textbox searchbox combobox listbox option checkbox radio switch slider spinbutton "
     "menuitem menuitemcheckbox menuitemradio tab treeitem Iframe DisclosureTriangle Date DateTime "
-    "InputTime ColorWell heading image cell gridcell columnheader rowheader caption figure".split())
+    "InputTime ColorWell heading image cell gridcell columnheader rowheader caption figure row".split())
 
 # Chrome nodes the engine deliberately does not emit: containers without semantics, Chrome's
 # text-layout and list-marker boxes, line breaks, and the popup of a <select>.

@@ -1,6 +1,7 @@
 """Humanized input in a real Chromium (cdp.humanize): what a page records of it."""
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import statistics
@@ -90,20 +91,22 @@ def test_double_click_and_raw_point_click(tab: Any, site: Any) -> None:
 
 def keydown_intervals(tab: Any, field: str) -> list[float]:
     stamps = [t for _key, t, _shift in js(tab, f"__keys.{field}")]
-    return [b - a for a, b in zip(stamps, stamps[1:])]
+    return [b - a for a, b in itertools.pairwise(stamps)]
 
 
 def test_humanized_typing_types_exactly_with_a_human_rhythm(tab: Any, site: Any) -> None:
     open_page(tab, site)
     # A seed whose plan includes a slip, so the Backspace correction runs in the browser too.
-    seed = next(s for s in range(1000) if any(isinstance(x, BackspaceStep) for x in typing_plan(TEXT, random.Random(s))))
+    seed = next(s for s in range(1000)
+                if any(isinstance(x, BackspaceStep) for x in typing_plan(TEXT, random.Random(s))))
     res = tab.run(lambda: humanize.type_into(tab, Target(selector="#field"), TEXT, random.Random(seed)), 20)
     assert res == {"typed": True, "len": len(TEXT), "human": True}
     assert js(tab, "document.querySelector('#field').value") == TEXT
     keys = js(tab, "__keys.field")
     assert "Backspace" in [k for k, _t, _shift in keys]
     # Capitals and shifted symbols come with Shift held, as from a keyboard; accents are keyed too.
-    assert {k: shift for k, _t, shift in keys if k in ("H", "!", "l", "é")} == {"H": True, "!": True, "l": False, "é": False}
+    shifted = {k: shift for k, _t, shift in keys if k in ("H", "!", "l", "é")}
+    assert shifted == {"H": True, "!": True, "l": False, "é": False}
     normal = keydown_intervals(tab, "field")
     assert 60 <= statistics.mean(normal) <= 140, normal
     assert statistics.pstdev(normal) > 0
@@ -122,3 +125,13 @@ def test_newlines_and_plain_keys_in_a_textarea(tab: Any, site: Any) -> None:
     text = "two\nlines"
     tab.run(lambda: humanize.type_into(tab, Target(selector="#notes"), text, random.Random(11), fast=True), 20)
     assert js(tab, "document.querySelector('#notes').value") == text
+
+
+def test_hover_follows_a_path_and_ends_on_the_element(tab: Any, site: Any) -> None:
+    open_page(tab, site)
+    res = tab.run(lambda: humanize.hover(tab, Target(selector="#other"), random.Random(9)), 20)
+    assert res == {"hovered": True, "human": True}
+    moves = js(tab, "__moves")
+    box = box_of(tab, "#other")
+    assert len(moves) >= 5 and box.contains(moves[-1][0], moves[-1][1])
+    assert js(tab, "__clicks") == []

@@ -52,7 +52,7 @@ def test_typos_happen_and_are_corrected() -> None:
                 assert slip.text != fix.text and slip.text.lower() in neighbour_key_options(fix.text)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def neighbour_key_options(ch: str) -> set[str]:
     return {neighbour_key(ch, random.Random(k)).lower() for k in range(200)}  # type: ignore[union-attr]
 

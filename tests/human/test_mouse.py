@@ -1,6 +1,7 @@
 """Pointer plans (human.mouse): Bezier paths, their timing, and where clicks land. Pure and seeded."""
 from __future__ import annotations
 
+import itertools
 import math
 import random
 
@@ -60,7 +61,7 @@ def test_jitter_is_about_a_pixel() -> None:
         start, end = (100.0, 700.0), (900.0, 150.0)
         shaky = move_path(start, end, random.Random(seed))
         smooth = move_path(start, end, random.Random(seed), jitter=0.0)
-        offsets = [(a.x - b.x, a.y - b.y) for a, b in zip(shaky, smooth)]
+        offsets = [(a.x - b.x, a.y - b.y) for a, b in zip(shaky, smooth, strict=True)]
         assert all(abs(ox) <= 1.0 and abs(oy) <= 1.0 for ox, oy in offsets)
         assert any(ox or oy for ox, oy in offsets[:-1])  # there is some tremor
         assert offsets[-1] == (0.0, 0.0)
@@ -98,7 +99,7 @@ def test_speed_eases_in_and_out() -> None:
     # Equal-ish delays at eased positions: the first and last moves are shorter than the middle ones.
     steps = move_path((0.0, 0.0), (1000.0, 0.0), random.Random(3), jitter=0.0)
     xs = [0.0] + [s.x for s in steps]
-    moves = [b - a for a, b in zip(xs, xs[1:])]
+    moves = [b - a for a, b in itertools.pairwise(xs)]
     middle = max(moves)
     assert moves[0] < middle / 3 and moves[-1] < middle / 3
 
@@ -135,7 +136,8 @@ def test_click_pauses_before_pressing_and_holds_the_button() -> None:
 
 def test_double_click_counts_up() -> None:
     plan = click_plan((100, 100, 80, 30), random.Random(1), count=2)
-    assert [(b.type, b.click_count) for b in plan.buttons] == [("press", 1), ("release", 1), ("press", 2), ("release", 2)]
+    assert [(b.type, b.click_count) for b in plan.buttons] == [
+        ("press", 1), ("release", 1), ("press", 2), ("release", 2)]
     assert len({(b.x, b.y) for b in plan.buttons}) == 1
 
 

@@ -1,8 +1,8 @@
 """Fixtures for the profile store tests: a store under tmp_path, closed after the test."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from chrome_shapes import ROOT  # noqa: F401  (puts the project root on sys.path)

@@ -7,9 +7,9 @@ import os
 import subprocess
 import sys
 import threading
-from datetime import datetime, timedelta, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from chrome_shapes import ROOT
@@ -17,7 +17,7 @@ from chrome_shapes import ROOT
 from profiles.activity import MAX_LINE_BYTES, ActivityLog
 from profiles.redact import scrub_url
 
-T0 = datetime(2025, 3, 10, 12, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2025, 3, 10, 12, 0, 0, tzinfo=UTC)
 
 
 class Clock:
@@ -138,8 +138,8 @@ def test_8_threads_x_500_lines_never_interleave(activity: ActivityLog, log_dir: 
         t.join(timeout=60)
     parsed = lines(log_dir / "events-2025-03-10.jsonl")  # raises if any line is torn
     assert len(parsed) == threads_n * per_thread
-    for t in range(threads_n):
-        refs = [p["ref"] for p in parsed if p["agentId"] == f"agent-{t}"]
+    for n in range(threads_n):
+        refs = [p["ref"] for p in parsed if p["agentId"] == f"agent-{n}"]
         assert refs == [f"e{i}" for i in range(per_thread)]  # each thread's lines whole and in order
     assert activity.dropped == 0
 

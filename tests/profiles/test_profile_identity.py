@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 from chrome_shapes import info_cache_entry, local_state, make_user_data_dir, preferences, write_json
 
 import profiles.identity as identity
 from profiles.identity import IdentityCache, discover, no_identity
+
+_read_capped_original = identity._read_capped
 
 
 def test_a_signed_in_profile(tmp_path: Path) -> None:
@@ -107,14 +111,32 @@ def test_a_broken_preferences_falls_back_to_local_state(tmp_path: Path) -> None:
     assert discover(tmp_path)["source"] == "local_state"
 
 
-def test_a_huge_file_is_not_read(tmp_path: Path) -> None:
+def test_a_huge_file_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[int] = []
+    real = identity._read_capped
+
+    def spy(fh: BinaryIO, limit: int) -> bytes | None:
+        reads.append(limit)
+        return real(fh, limit)
+
+    monkeypatch.setattr(identity, "_read_capped", spy)
     # Valid JSON with an account, padded past 20 MB: found only if the limit were ignored.
     prefs = {"account_info": [{"email": "big@example.com"}], "pad": "x" * (identity.MAX_FILE_BYTES + 10)}
     write_json(tmp_path / "Default" / "Preferences", prefs)
     assert discover(tmp_path) == no_identity()
+    assert reads == []  # refused on its size, not read and then dropped
     small = {"account_info": [{"email": "big@example.com"}]}
     write_json(tmp_path / "Default" / "Preferences", small)
     assert discover(tmp_path)["accountEmail"] == "big@example.com"
+    assert reads == [identity.MAX_FILE_BYTES]
+
+
+def test_a_file_that_grows_past_the_limit_while_read_is_dropped(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    write_json(tmp_path / "Default" / "Preferences", {"account_info": [{"email": "grow@example.com"}]})
+    # As if the file had passed the size check at 10 bytes and then grown.
+    monkeypatch.setattr(identity, "_read_capped", lambda fh, limit: _read_capped_original(fh, 10))
+    assert discover(tmp_path) == no_identity()
 
 
 def test_files_that_link_outside_the_profile_are_ignored(tmp_path: Path) -> None:
@@ -126,11 +148,31 @@ def test_files_that_link_outside_the_profile_are_ignored(tmp_path: Path) -> None
     assert discover(root) == no_identity()
 
 
+def test_a_default_dir_that_links_outside_is_ignored(tmp_path: Path) -> None:
+    write_json(tmp_path / "elsewhere" / "Preferences", preferences(email="leak@example.com"))
+    root = tmp_path / "u"
+    root.mkdir()
+    (root / "Default").symlink_to(tmp_path / "elsewhere")
+    assert discover(root) == no_identity()
+
+
+def test_a_fifo_in_place_of_preferences_does_not_hang(tmp_path: Path) -> None:
+    (tmp_path / "Default").mkdir()
+    os.mkfifo(tmp_path / "Default" / "Preferences")
+    write_json(tmp_path / "Local State", local_state())
+    assert discover(tmp_path)["source"] == "local_state"
+
+
 def test_the_cache_rereads_only_when_a_file_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = make_user_data_dir(tmp_path / "u")
     calls: list[Path] = []
     real = identity.discover
-    monkeypatch.setattr(identity, "discover", lambda p: calls.append(p) or real(p))
+
+    def counting(path: Path) -> identity.Identity:
+        calls.append(path)
+        return real(path)
+
+    monkeypatch.setattr(identity, "discover", counting)
     cache = IdentityCache()
     assert cache.get(root)["accountEmail"] == "ada@example.com"
     assert cache.get(root)["accountEmail"] == "ada@example.com"

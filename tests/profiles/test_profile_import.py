@@ -125,7 +125,12 @@ def test_an_existing_name_is_refused_before_copying(store: ProfileStore, base: P
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     store.create("taken")
     calls: list[str] = []
-    monkeypatch.setattr(copying, "_copy_file", lambda *a: calls.append(a[0]) or 0)
+
+    def record(src: str, dst: str, st: os.stat_result) -> int:
+        calls.append(src)
+        return 0
+
+    monkeypatch.setattr(copying, "_copy_file", record)
     with pytest.raises(ProfileExists):
         store.import_("taken", str(source))
     assert calls == [] and scratch(base) == []
@@ -165,7 +170,7 @@ def test_an_unreadable_source_file_is_skipped_not_fatal(store: ProfileStore, bas
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     real_open = os.open
 
-    def deny_bookmarks(path: object, flags: int, *args: object) -> int:
+    def deny_bookmarks(path: str | Path, flags: int, *args: int) -> int:
         if str(path).endswith("Bookmarks") and str(path).startswith(str(source)):
             raise PermissionError(errno.EACCES, "Permission denied")
         return real_open(path, flags, *args)

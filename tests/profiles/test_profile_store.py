@@ -124,6 +124,17 @@ def test_rename_onto_an_existing_profile_or_empty_dir_is_refused(store: ProfileS
     assert (base / "a" / "profile.json").exists() and meta_of(base, "a")["name"] == "a"
 
 
+def test_rename_never_replaces_a_dir_that_appears_after_the_name_check(store: ProfileStore, base: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    store.create("a")
+    (base / "late").mkdir()  # e.g. made by another process between our check and our rename
+    monkeypatch.setattr(store, "_check_free", lambda name, ignore=None: None)
+    with pytest.raises(ProfileExists):
+        store.update("a", name="late")
+    assert (base / "a" / "profile.json").exists() and list((base / "late").iterdir()) == []
+    assert store.get("a")["lockedBy"] is None
+
+
 def test_rename_to_the_same_name_is_a_plain_update(store: ProfileStore) -> None:
     store.create("a")
     assert store.update("a", name="a", use_when="x")["useWhen"] == "x"
