@@ -145,8 +145,43 @@ def take(tab: Tab, *, filter: str = "all", details: bool = False, max_depth: int
     return nodes
 
 
+def adopt_closed_shadow_roots(tab: Tab, frame: Frame, limit: int = 50) -> int:
+    """Hand the walker the closed shadow roots of this frame it has not seen (script cannot reach them).
+
+    Each candidate host is asked about once per document, so a page without new hosts costs one
+    call; returns how many roots were adopted.
+    """
+    adopted = 0
+    for _ in range(3):  # a closed root can hold hosts of its own
+        arr = evaluate(tab, frame, f"globalThis.__pinchtab.unknownHosts({limit})", by_value=False)
+        if arr.get("description") == "Array(0)":
+            break  # nothing new to ask about: the common case, one call
+        props = tab.call("Runtime.getProperties", {"objectId": arr["objectId"], "ownProperties": True},
+                         session_id=frame.session_id).get("result", [])
+        hosts = [p["value"]["objectId"] for p in props if p["name"].isdigit() and p.get("value", {}).get("objectId")]
+        found = 0
+        for host in hosts:
+            node = tab.call("DOM.describeNode", {"objectId": host, "pierce": True, "depth": 0},
+                            session_id=frame.session_id)["node"]
+            for sr in node.get("shadowRoots", []):
+                if sr.get("shadowRootType") != "closed":
+                    continue
+                root = tab.call("DOM.resolveNode", {"backendNodeId": sr["backendNodeId"],
+                                                    "executionContextId": world(tab, frame)},
+                                session_id=frame.session_id)["object"]
+                tab.call("Runtime.callFunctionOn", {
+                    "functionDeclaration": "function(host){ globalThis.__pinchtab.adoptClosedRoot(host, this); }",
+                    "objectId": root["objectId"], "arguments": [{"objectId": host}]}, session_id=frame.session_id)
+                found += 1
+        adopted += found
+        if not found:
+            break
+    return adopted
+
+
 def _walk_frame(tab: Tab, table: RefTable, frame: Frame, filter: str, details: bool, max_depth: int,
                 root: Element | None, depth_offset: int) -> list[dict[str, Any]]:
+    adopt_closed_shadow_roots(tab, frame)
     opts = {"filter": filter, "nextRef": table.next, "details": details, "maxDepth": max_depth}
     if root is not None:
         res = call_on(tab, root, "function(o){return JSON.stringify(globalThis.__pinchtab.snapshot(o, this))}", opts)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .errors import CDPError
 from .snapshot import evaluate
 from .tab import Tab
 
@@ -19,7 +20,11 @@ _COOKIE_PARAMS = ("name", "value", "url", "domain", "path", "secure", "httpOnly"
 _READ = """(() => {
   const origin = location.origin;
   if (!origin || origin === 'null') return null;
-  const dump = (s) => { const o = {}; for (let i = 0; i < s.length; i++) { const k = s.key(i); o[k] = s.getItem(k); } return o; };
+  const dump = (s) => {
+    const o = {};
+    for (let i = 0; i < s.length; i++) { const k = s.key(i); o[k] = s.getItem(k); }
+    return o;
+  };
   let local = {}, session = {};
   try { local = dump(localStorage); } catch (e) {}
   try { session = dump(sessionStorage); } catch (e) {}
@@ -46,11 +51,23 @@ def cookie_param(cookie: dict[str, Any]) -> dict[str, Any]:
 
 
 def set_cookies(tab: Tab, saved: list[dict[str, Any]]) -> int:
-    """Restore saved cookies; returns how many were handed to the browser."""
+    """Restore saved cookies; returns how many the browser took."""
     params = [cookie_param(c) for c in saved if c.get("name")]
-    if params:
+    if not params:
+        return 0
+    try:
         tab.call("Network.setCookies", {"cookies": params})
-    return len(params)
+        return len(params)
+    except CDPError:
+        pass  # one cookie Chrome rejects fails the whole batch: set them one by one instead
+    restored = 0
+    for param in params:
+        try:
+            if tab.call("Network.setCookie", param).get("success", True):
+                restored += 1
+        except CDPError:
+            continue
+    return restored
 
 
 def read_storage(tab: Tab) -> dict[str, Any] | None:

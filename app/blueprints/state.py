@@ -151,7 +151,7 @@ def load():  # type: ignore[no-untyped-def]
 @doc("List saved states, newest first")
 def list_states():  # type: ignore[no-untyped-def]
     br = _enabled()
-    states = []
+    found = []
     for stem, path in _states(br):
         try:
             record = _read(path)
@@ -159,9 +159,8 @@ def list_states():  # type: ignore[no-untyped-def]
         except (APIError, OSError):
             continue  # a file being replaced or not ours: list what can be read
         saved = _saved_at(record, path)
-        states.append({"name": stem, "savedAt": record.get("savedAt") or _iso(saved), "size": size,
-                       "_t": saved})
-    states.sort(key=lambda s: -s.pop("_t"))
+        found.append((saved, {"name": stem, "savedAt": record.get("savedAt") or _iso(saved), "size": size}))
+    states = [entry for _, entry in sorted(found, key=lambda f: f[0], reverse=True)]
     return jsonify({"states": states, "count": len(states)})
 
 

@@ -22,6 +22,11 @@ if (!globalThis.__pinchtab) {
     // node direction holds WeakRefs so that refs never keep removed DOM alive;
     // the registry drops map entries once their node has been collected.
     const refOf = new WeakMap();
+    // Closed shadow roots cannot be reached from script; Pinchtab finds them over CDP and hands
+    // them to us (adoptClosedRoot), so the walk pierces them like open ones.
+    const closedRoots = new WeakMap();
+    const checkedHosts = new WeakSet();
+    const shadowOf = (el) => el.shadowRoot || closedRoots.get(el) || null;
     const nodeOf = new Map();
     const gone = typeof FinalizationRegistry === "function"
       ? new FinalizationRegistry((ref) => {
@@ -885,7 +890,7 @@ if (!globalThis.__pinchtab) {
     }
 
     function flatChildren(node) {
-      const sr = node.shadowRoot;
+      const sr = node.nodeType === 1 ? shadowOf(node) : null;
       if (sr) {
         S.shadows = true;
         return sr.childNodes;
@@ -985,6 +990,7 @@ if (!globalThis.__pinchtab) {
         if (role === "heading") o.level = headingLevel(el);
         if (el.required || isTrue(attr(el, "aria-required"))) o.required = true;
         if (role === "Iframe") o.frame = true;
+        if (closedRoots.has(el)) o.shadow = "closed";
         if (S.details) addDetails(o, el, role);
       }
       S.out.push(o);
@@ -1011,7 +1017,7 @@ if (!globalThis.__pinchtab) {
         // Text is never emitted here: visit elements only, so the (costly)
         // wrappers of text nodes are never created in our world.
         let first = null;
-        const sr = el.shadowRoot;
+        const sr = shadowOf(el);
         if (sr) {
           S.shadows = true;
           first = sr.firstElementChild;
@@ -1107,7 +1113,7 @@ if (!globalThis.__pinchtab) {
         if (c.nodeType === 1) return true;
         if (c.nodeType === 3 && c.data.trim()) return true;
       }
-      return !!el.shadowRoot;
+      return !!shadowOf(el);
     }
 
     // Blink IsRedundantLabel: a <label> naming a checkbox/radio that has no
@@ -1264,7 +1270,39 @@ if (!globalThis.__pinchtab) {
       return n && n.isConnected ? n : null;
     }
 
+    // Elements that may host a closed shadow root we have not been given yet: custom elements,
+    // and elements with a box but no children (their content must come from somewhere). At most
+    // `limit`, each asked about once.
+    let hostsDirty = true;  // the DOM changed since the last scan for hosts
+    function unknownHosts(limit) {
+      if (!hostsDirty) return [];
+      hostsDirty = false;
+      if (!hostWatch) {
+        hostWatch = new MutationObserver(() => { hostsDirty = true; });
+        hostWatch.observe(document, { childList: true, subtree: true });
+      }
+      const out = [];
+      const visit = (root) => {
+        for (const el of root.querySelectorAll("*")) {
+          const sr = shadowOf(el);
+          if (sr) { visit(sr); continue; }
+          if (out.length >= limit || checkedHosts.has(el)) continue;
+          if (el.localName.includes("-") || (!el.firstChild && /^(div|span|section|article|aside|main|nav|header|footer|p|blockquote|h[1-6])$/.test(el.localName) && el.getClientRects().length && el.getBoundingClientRect().height > 0)) {
+            checkedHosts.add(el);
+            out.push(el);
+          }
+        }
+      };
+      visit(document);
+      if (out.length >= limit) hostsDirty = true;  // more to ask about next time
+      return out;
+    }
+    let hostWatch = null;
+
     return Object.freeze({
+      adoptClosedRoot: (host, root) => { closedRoots.set(host, root); },
+      isClosedHost: (el) => closedRoots.has(el),
+      unknownHosts,
       snapshot,
       resolve,
       refOf: (node) => (node && refOf.get(node)) || null,

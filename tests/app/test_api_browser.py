@@ -504,3 +504,11 @@ def test_json_is_read_whatever_the_content_type_says(client, site):
     r = client.post("/navigate", data=json.dumps({"url": site.url("form.html")}),
                     content_type="application/x-www-form-urlencoded")  # what curl -d sends
     assert r.status_code == 200 and r.json["title"] == "E2E Test - Form"
+
+
+def test_closed_shadow_roots_are_pierced_and_marked(client, site):
+    nav(client, site.url("closed_shadow.html"))
+    snap = compact(client)
+    assert "textbox Promo" in snap and "button Deep closed button" in snap and "link Open inside closed" in snap
+    client.post("/action", json={"kind": "click", "ref": ref_of(snap, "button", "Deep closed button")})
+    assert "deep clicked" in text(client, mode="raw")

@@ -216,22 +216,27 @@ def test_dialog_request_errors(client, site):
 def test_state_and_logs_answer_while_the_worker_is_busy(app_factory, site):
     app = app_factory()
     client = app.test_client()
-    tab = nav(client, site.url("reads_logs.html"))
+    tab_id = nav(client, site.url("reads_logs.html"))
+    tab = app.extensions["pinchtab"].browser.tab(tab_id)
+    loads = tab.loads_started
     busy = threading.Thread(target=lambda: app.test_client().post(
-        f"/tabs/{tab}/navigate", json={"url": site.url("slow?ms=2500")}), daemon=True)
+        f"/tabs/{tab_id}/navigate", json={"url": site.url("slow?ms=2500")}), daemon=True)
     busy.start()
     try:
-        # the navigation holds the tab's worker; these two never queue behind it
-        wait_until(lambda: client.get(f"/tabs/{tab}/state").json["tabId"] == tab, 1)
+        # the navigation has started on the tab's worker, which now waits for the slow server
+        wait_until(lambda: tab.loads_started != loads, 2)
         started = time.monotonic()
-        state = client.get(f"/tabs/{tab}/state")
-        logs = client.get(f"/console?tabId={tab}")
-        assert time.monotonic() - started < 1
-        assert state.status_code == 200 and logs.status_code == 200 and logs.json["console"]
+        state = client.get(f"/tabs/{tab_id}/state")
+        logs = client.get(f"/console?tabId={tab_id}")
+        assert time.monotonic() - started < 1  # neither queued behind the navigation
+        assert state.status_code == 200 and state.json["url"] == site.url("reads_logs.html")
+        assert logs.status_code == 200 and logs.json["console"]
         assert busy.is_alive()  # the worker really was busy all along
+        # a read that needs the page does queue: it sees the page the navigation brings
+        assert client.get(f"/tabs/{tab_id}/title").json["title"] == "Slow"
     finally:
         busy.join(15)
-    assert client.get(f"/tabs/{tab}/state").json["url"] == site.url("slow?ms=2500")
+    assert client.get(f"/tabs/{tab_id}/state").json["url"] == site.url("slow?ms=2500")
 
 
 def test_load_state_follows_the_main_frame_lifecycle():

@@ -7,6 +7,7 @@ import os
 import re
 import stat
 import struct
+import zlib
 from pathlib import Path
 
 from conftest import wait_until
@@ -21,6 +22,45 @@ def nav(client, url, **extra):
 def png_size(data: bytes) -> tuple[int, int]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     return struct.unpack(">II", data[16:24])
+
+
+def png_pixels(data: bytes) -> list[list[tuple[int, int, int]]]:
+    """The RGB rows of an 8-bit, non-interlaced RGB or RGBA PNG (what Chrome's screenshots are)."""
+    width, height = png_size(data)
+    pos, idat, bpp = 8, b"", 3
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            assert body[8] == 8 and body[12] == 0, "8-bit, not interlaced"
+            bpp = {2: 3, 6: 4}[body[9]]
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw, stride, rows, prev, i = zlib.decompress(idat), width * bpp, [], bytearray(width * bpp), 0
+    for _ in range(height):
+        kind, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
+        i += 1 + stride
+        for x in range(stride):  # undo the row filter (PNG spec, section 9)
+            a = line[x - bpp] if x >= bpp else 0
+            b, c = prev[x], (prev[x - bpp] if x >= bpp else 0)
+            if kind == 1:
+                line[x] = (line[x] + a) & 255
+            elif kind == 2:
+                line[x] = (line[x] + b) & 255
+            elif kind == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif kind == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x:x + 3]) for x in range(0, stride, bpp)])
+        prev = line
+    return rows
+
+
+def corners(data: bytes) -> set[tuple[int, int, int]]:
+    rows = png_pixels(data)
+    return {rows[0][0], rows[0][-1], rows[-1][0], rows[-1][-1]}
 
 
 def media_boxes(pdf: bytes) -> list[bytes]:
@@ -232,13 +272,16 @@ def test_pdf_and_screenshot_files_stay_inside_the_state_dir(client, site, tmp_pa
 
 def test_screenshot_of_one_element(client, site):
     nav(client, site.url("reads_inspect.html"))
-    assert png_size(client.get("/screenshot?selector=%23boxed&format=png&raw=true").data) == (200, 50)
+    boxed = client.get("/screenshot?selector=%23boxed&format=png&raw=true").data
+    assert png_size(boxed) == (200, 50) and corners(boxed) == {(255, 221, 0)}  # its yellow background
     # below the fold: scrolled into view first
-    assert png_size(client.get("/screenshot?selector=%23far&format=png&raw=true").data) == (120, 40)
-    # inside an iframe
-    assert png_size(client.get("/screenshot?selector=%23inner&format=png&raw=true").data) == (80, 30)
+    far = client.get("/screenshot?selector=%23far&format=png&raw=true").data
+    assert png_size(far) == (120, 40) and corners(far) == {(0, 170, 0)}
+    # inside an iframe: a solid blue button
+    inner = client.get("/screenshot?selector=%23inner&format=png&raw=true").data
+    assert png_size(inner) == (80, 30) and {px for row in png_pixels(inner) for px in row} == {(0, 0, 255)}
     half = client.get("/screenshot?selector=%23boxed&format=png&raw=true&scale=0.5").data
-    assert png_size(half) == (100, 25)
+    assert png_size(half) == (100, 25) and corners(half) == {(255, 221, 0)}
     shot = client.get("/screenshot?selector=%23boxed").json
     assert shot["format"] == "jpeg" and base64.b64decode(shot["base64"])[:3] == b"\xff\xd8\xff"
     assert_error(client.get("/screenshot?selector=%23nope"), 404, "element_not_found")

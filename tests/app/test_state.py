@@ -137,6 +137,20 @@ def test_load_by_prefix_takes_the_newest_and_unknown_names_are_404(app, client, 
     assert r.status_code == 400 and r.json["details"]["field"] == "name"
 
 
+def test_a_cookie_the_browser_rejects_does_not_stop_the_others(app, client, site):
+    tab = nav(client, site.url("storage.html"))
+    sessions(app).mkdir(parents=True, exist_ok=True)
+    good = {"name": "kept", "value": "yes", "domain": "127.0.0.1", "path": "/", "expires": -1, "session": True}
+    bad = {"name": "nowhere", "value": "x", "path": "/"}  # neither domain nor url: Chrome refuses it
+    (sessions(app) / "handmade.json").write_text(json.dumps(
+        {"version": 1, "name": "handmade", "savedAt": "2026-01-01T00:00:00.000Z", "origins": [],
+         "cookies": [bad, good], "storage": {}, "metadata": {}, "encrypted": False}))
+    r = client.post("/state/load", json={"name": "handmade", "tabId": tab})
+    assert r.status_code == 200 and r.json["cookiesRestored"] == 1, r.json
+    nav(client, site.url("storage.html"), tab)
+    assert "kept=yes" in page_text(client, tab)
+
+
 def test_list_show_delete_and_clean(app, client, site):
     tab = nav(client, site.url("storage.html?set=1"))
     save(client, name="alpha", tabId=tab)
