@@ -175,7 +175,7 @@ def element_clip(tab: Tab, selector: str) -> tuple[dict[str, float], bool]:
     vp = metrics.get("cssLayoutViewport") or metrics.get("layoutViewport") or {}
     beyond = (b["left"] < 0 or b["top"] < 0 or b["right"] > vp.get("clientWidth", 0)
               or b["bottom"] > vp.get("clientHeight", 0))
-    clip = {"x": b["x"] + vp.get("pageX", 0), "y": b["y"] + vp.get("pageY", 0),
+    clip = {"x": b["x"], "y": b["y"],
             "width": b["width"], "height": b["height"]}
     return clip, beyond
 

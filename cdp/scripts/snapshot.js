@@ -1300,7 +1300,7 @@ if (!globalThis.__pinchtab) {
     let hostWatch = null;
 
     return Object.freeze({
-      adoptClosedRoot: (host, root) => { closedRoots.set(host, root); },
+      adoptClosedRoot: (host, root) => { closedRoots.set(host, root); hostsDirty = true; },
       isClosedHost: (el) => closedRoots.has(el),
       unknownHosts,
       snapshot,
