@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import atexit
+import os
 from typing import Callable
 
 from flask import Flask, g
@@ -9,7 +10,7 @@ from flask.json.provider import DefaultJSONProvider
 
 from cdp.browser import Browser
 
-from . import auth, errors
+from . import activity, auth, errors
 from .bridge import Bridge
 from .config import Config, load_config
 
@@ -67,7 +68,9 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
                 resp.set_data(app.json.dumps(data))
         return resp
 
+    activity.register(app, config)
     if start_browser:
+        bridge.lock_profile(owner=f"bridge:{config.server.port}:{os.getpid()}")
         bridge.start(background=True)
         atexit.register(bridge.stop)
     return app

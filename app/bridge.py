@@ -32,6 +32,7 @@ class Bridge:
     def __init__(self, config: Config, browser_factory: Callable[[], Browser] | None = None) -> None:
         self.config = config
         self._factory = browser_factory or self._default_browser
+        self.profile_lock: Any = None  # held while the browser runs on a named profile
         self._lock = threading.RLock()
         self._ready = threading.Event()
         self.browser: Browser | None = None
@@ -43,9 +44,30 @@ class Bridge:
 
     def _default_browser(self) -> Browser:
         c = self.config
+        data_dir = str(self.profile_lock.path) if self.profile_lock is not None else None
         return Browser(binary=c.browser.binary, headless=c.instance_defaults.headless,
                        cdp_url=c.browser.cdp_url, extra_flags=tuple(c.browser.extra_flags),
-                       user_data_dir=getattr(self, "user_data_dir", None))
+                       user_data_dir=data_dir)
+
+    def lock_profile(self, owner: str) -> None:
+        """Use (and lock, for this process's life) the configured profile, creating it if new.
+
+        Raises the profile store's errors (ProfileLocked names the holder).
+        """
+        name = self.config.instance_defaults.profile
+        if not name or self.config.browser.cdp_url:
+            return
+        from profiles import ProfileNotFound, ProfileStore
+
+        store = ProfileStore(self.config.profiles.base_dir)
+        try:
+            try:
+                store.get(name)
+            except ProfileNotFound:
+                store.create(name)
+            self.profile_lock = store.lock(name, owner)
+        finally:
+            store.close()
 
     # --- lifecycle -------------------------------------------------------------------------------
     def start(self, background: bool = True) -> None:
@@ -75,8 +97,11 @@ class Bridge:
         with self._lock:
             self._stopped = True
             if self.browser is not None:
-                self.browser.stop()
+                self.browser.stop()  # Browser.close first: the profile's cookies reach the disk
                 self.browser = None
+            if self.profile_lock is not None:
+                self.profile_lock.release()
+                self.profile_lock = None
 
     def status(self) -> dict[str, Any]:
         if not self._ready.is_set():

@@ -20,6 +20,8 @@ def _bridge_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cdp-url", help="attach to a running Chrome (http://host:port or ws://...) instead of launching")
     p.add_argument("--headed", action="store_true", help="show the browser window")
     p.add_argument("--chrome", help="browser binary (default: browser.binary, CHROME_BIN, chromium on PATH)")
+    p.add_argument("--profile", help="run the browser on this saved profile (created if new; cookies, storage "
+                                     "and sign-ins persist between runs)")
     p.set_defaults(run=run_bridge)
 
 
@@ -30,6 +32,7 @@ def build_config(args: argparse.Namespace) -> Config:
         "browser.cdpUrl": args.cdp_url,
         "browser.binary": args.chrome,
         "instanceDefaults.mode": "headed" if args.headed else None,
+        "instanceDefaults.profile": args.profile,
     }
     return load_config(overrides={k: v for k, v in overrides.items() if v is not None})
 
@@ -46,8 +49,24 @@ def run_bridge(args: argparse.Namespace) -> int:
 
     config = build_config(args)
     check_exposure(config)
+    check_profile(config)
     BridgeApplication(config).run()
     return 0
+
+
+def check_profile(config: Config) -> None:
+    """Fail fast, with the holder's name, when the profile is in use (the worker locks it for real)."""
+    from .bridge import Bridge
+    from profiles import ProfileError
+
+    probe = Bridge(config)
+    try:
+        probe.lock_profile(owner="pinchtab-cli-check")
+    except ProfileError as exc:
+        raise ConfigError("instanceDefaults.profile", str(exc)) from None
+    finally:
+        if probe.profile_lock is not None:
+            probe.profile_lock.release()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

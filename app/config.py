@@ -31,6 +31,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from profiles.errors import InvalidProfileName
+from profiles.names import validate_name
+
 from marshmallow import (
     EXCLUDE,
     Schema,
@@ -293,15 +296,14 @@ def _strings(default: tuple[str, ...], item: fields.String | None = None, **kwar
 
 _non_empty = validate.Length(min=1)
 
-# Profile names become directory names, so keep them to one safe path component.
-_PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-
-
 def _validate_profile_name(value: str) -> None:
-    if value and not _PROFILE_NAME.match(value):
-        raise ValidationError(
-            "must be 1-64 characters of letters, digits, '.', '_' or '-', starting with a letter or digit"
-        )
+    """The profile store's own rule (one safe path component), so a name the config accepts is
+    one the store accepts."""
+    if value:
+        try:
+            validate_name(value)
+        except InvalidProfileName as exc:
+            raise ValidationError(str(exc)) from None
 
 
 def _validate_no_whitespace(value: str) -> None:

@@ -175,15 +175,31 @@ def element_clip(tab: Tab, selector: str) -> tuple[dict[str, float], bool]:
     vp = metrics.get("cssLayoutViewport") or metrics.get("layoutViewport") or {}
     beyond = (b["left"] < 0 or b["top"] < 0 or b["right"] > vp.get("clientWidth", 0)
               or b["bottom"] > vp.get("clientHeight", 0))
-    clip = {"x": b["x"], "y": b["y"],
+    clip = {"x": b["x"] + vp.get("pageX", 0), "y": b["y"] + vp.get("pageY", 0),
             "width": b["width"], "height": b["height"]}
     return clip, beyond
 
 
 # --- the page ------------------------------------------------------------------------------------
+class BadPrintOptions(ValueError):
+    """Chrome rejected the PDF options (page ranges past the end, margins that leave no room)."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
+
 def pdf(tab: Tab, options: dict[str, Any]) -> bytes:
     """``Page.printToPDF`` with the given options (backgrounds always printed)."""
-    res = tab.call("Page.printToPDF", {**options, "printBackground": True})
+    try:
+        res = tab.call("Page.printToPDF", {**options, "printBackground": True})
+    except CDPError as exc:
+        msg = exc.cdp_message.lower()
+        if "page range" in msg:
+            raise BadPrintOptions(f"pageRanges: {exc.cdp_message}", "pageRanges") from None
+        if "print parameters" in msg:
+            raise BadPrintOptions(exc.cdp_message) from None
+        raise
     return base64.b64decode(res["data"])
 
 

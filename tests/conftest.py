@@ -179,8 +179,8 @@ class BridgeProcess:
     def __init__(self, tmp_path: Path, env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        full_env = {**os.environ, "HOME": str(tmp_path), "PINCHTAB_PORT": str(self.port), **(env or {})}
-        full_env.pop("PINCHTAB_CONFIG", None)
+        inherited = {k: v for k, v in os.environ.items() if k not in ("PINCHTAB_CONFIG", "PINCHTAB_TOKEN")}
+        full_env = {**inherited, "HOME": str(tmp_path), "PINCHTAB_PORT": str(self.port), **(env or {})}
         self.log = open(tmp_path / "bridge.log", "w+b")
         self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "bridge", *args], cwd=str(ROOT),
                                      env=full_env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -170,7 +170,11 @@ def pdf(tab_id: str | None):  # type: ignore[no-untyped-def]
                          details={"field": "path"})
     options = {k: req[k] for k in _PRINT_OPTIONS if req[k] not in ("", None)}
     tab = br.tab(req.get("tabId"))
-    data = on_tab(tab, lambda t: inspect.pdf(t, options))
+    try:
+        data = on_tab(tab, lambda t: inspect.pdf(t, options))
+    except inspect.BadPrintOptions as exc:
+        raise BadRequest(str(exc), code="bad_pdf_options", details={"field": exc.field} if exc.field else None) \
+            from None
     if target is not None:
         size = write_atomic(target, data)
         return jsonify(saved(target, size, "pdf"))

@@ -90,7 +90,10 @@ def upload(tab_id: str | None):  # type: ignore[no-untyped-def]
                          details={"maxBytes": sec.upload_max_total_bytes, "setting": "security.uploadMaxTotalBytes"})
     tab = br.tab(req.get("tabId"))
     owner = _owner()
-    sweep_staging(uploads, owner, lambda: {p["targetId"] for p in br.ensure().pages()})
+    try:
+        sweep_staging(uploads, owner, lambda: {p["targetId"] for p in br.ensure().pages()})
+    except OSError:
+        pass  # tidying is best effort; the next upload tries again
     staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{owner}-{tab.id}-", dir=uploads))
     try:
         staged = []

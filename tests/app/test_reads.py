@@ -231,6 +231,10 @@ def test_pdf_as_base64_raw_bytes_and_from_a_post_body(client, site):
                             ("footerTemplate", "<div ONCLICK = 'x()'>")):
         r = client.get("/pdf", query_string={"displayHeaderFooter": "true", field: template})
         assert_error(r, 400, "bad_request", field)
+    # options only Chrome can judge are still the caller's mistake, not the server's
+    assert_error(client.get("/pdf?pageRanges=5-9"), 400, "bad_pdf_options", "pageRanges")
+    assert_error(client.get("/pdf?pageRanges=abc"), 400, "bad_pdf_options", "pageRanges")
+    assert_error(client.get("/pdf?paperWidth=0.5&paperHeight=0.5&marginTop=1"), 400, "bad_pdf_options")
     assert_error(client.get("/tabs/NOSUCHTAB/pdf"), 404, "tab_not_found")
 
 

@@ -114,3 +114,25 @@ def test_post_shutdown_stops_server_and_browser(bridge_process, tmp_path):
     bp.proc.wait(timeout=20)
     assert bp.proc.returncode == 0
     wait_until(lambda: not chrome_pids_with_home(tmp_path), 10)
+
+
+def test_a_profile_keeps_cookies_and_storage_across_restarts_and_is_locked(bridge_process, site, tmp_path):
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"security": {"allowEvaluate": True}}))
+    env = {"PINCHTAB_CONFIG": str(cfg)}
+    first = bridge_process(env=env, args=("--profile", "work"))
+    first.wait_healthy()
+    tab = requests.post(first.base + "/navigate", json={"url": site.url("form.html")}, timeout=30).json()["tabId"]
+    js = "document.cookie = 'seen=yes; max-age=86400'; localStorage.setItem('note', 'kept'); 1"
+    assert requests.post(first.base + "/evaluate", json={"expression": js, "tabId": tab}, timeout=10).json() == {"result": 1}
+    second = run_cli(tmp_path, "bridge", "--profile", "work", "--port", "1", env=env)
+    assert second.returncode == 2 and "work" in second.stderr and "Traceback" not in second.stderr
+    first.stop()
+    again = bridge_process(env=env, args=("--profile", "work"))
+    again.wait_healthy()
+    tab = requests.post(again.base + "/navigate", json={"url": site.url("form.html")}, timeout=30).json()["tabId"]
+    got = requests.post(again.base + "/evaluate", json={"expression": "[document.cookie, localStorage.getItem('note')]",
+                                                        "tabId": tab}, timeout=10).json()["result"]
+    assert got == ["seen=yes", "kept"]
+    log = "".join(p.read_text() for p in (tmp_path / ".pinchtab" / "activity").glob("events-*.jsonl"))
+    assert '"path":"/evaluate"' in log.replace(" ", "") and "localStorage.setItem" not in log
