@@ -9,11 +9,12 @@ from cdp import content
 from cdp.navigation import page_info
 
 from ..bridge import bridge
-from ..files import inside, saved, stamp, write_atomic
+from ..files import saved, stamp, write_atomic
 from ..params import from_query
 from ..schemas import ScreenshotRequestSchema, TextQuerySchema
 from . import doc, tab_route
 from .common import on_tab
+from .inspect import output_file
 
 bp = Blueprint("content", __name__)
 
@@ -43,9 +44,8 @@ def screenshot(tab_id: str | None):  # type: ignore[no-untyped-def]
     req = from_query(ScreenshotRequestSchema, tab_id)
     fmt = "jpeg" if req["format"] == "jpg" else req["format"]
     br = bridge()
-    # Refuse a bad output path before capturing, not after.
-    target = inside(br.config.server.state_dir, req["path"] or None,
-                    f"screenshots/screenshot-{stamp()}.{'jpg' if fmt == 'jpeg' else 'png'}") \
+    target = output_file(br.config.server.state_dir, req["path"],
+                         f"screenshots/screenshot-{stamp()}.{'jpg' if fmt == 'jpeg' else 'png'}") \
         if req["output"] == "file" else None
     tab = br.tab(req.get("tabId"))
     data = on_tab(tab, lambda t: content.screenshot(t, fmt=fmt, quality=req["quality"],

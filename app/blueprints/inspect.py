@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
@@ -156,18 +157,24 @@ def _pdf_request(tab_id: str | None) -> dict[str, Any]:
     return load(PdfQuerySchema, data, tab_id)
 
 
+def output_file(state_dir: Path, requested: str, default_name: str) -> Path:
+    """Where ``output=file`` writes: ``requested`` or ``default_name``, inside the state dir and not
+    a directory (checked before the work, so a bad path costs nothing)."""
+    target = inside(state_dir, requested or None, default_name)
+    if target.is_dir():
+        raise BadRequest(f"invalid output path: {requested!r} is a directory", code="invalid_output_path",
+                         details={"field": "path"})
+    return target
+
+
 @tab_route(bp, "/pdf", methods=["GET", "POST"])
 @doc("The page as PDF (JSON with base64, raw bytes with raw=true, or a file with output=file)",
      query=PdfQuerySchema)
 def pdf(tab_id: str | None):  # type: ignore[no-untyped-def]
     req = _pdf_request(tab_id)
     br = bridge()
-    # Refuse a bad output path before printing, not after.
-    target = inside(br.config.server.state_dir, req["path"] or None, f"pdfs/page-{stamp()}.pdf") \
+    target = output_file(br.config.server.state_dir, req["path"], f"pdfs/page-{stamp()}.pdf") \
         if req["output"] == "file" else None
-    if target is not None and target.is_dir():
-        raise BadRequest(f"invalid output path: {req['path']!r} is a directory", code="invalid_output_path",
-                         details={"field": "path"})
     options = {k: req[k] for k in _PRINT_OPTIONS if req[k] not in ("", None)}
     tab = br.tab(req.get("tabId"))
     try:

@@ -4,29 +4,7 @@ from __future__ import annotations
 import re
 import time
 
-from conftest import wait_until
-
-
-def nav(client, url, **extra):
-    r = client.post("/navigate", json={"url": url, **extra})
-    assert r.status_code == 200, r.json
-    return r.json
-
-
-def compact(client, **params):
-    q = "&".join(f"{k}={v}" for k, v in {"filter": "interactive", "format": "compact", **params}.items())
-    return client.get(f"/snapshot?{q}").data.decode()
-
-
-def ref_of(snapshot_text: str, role: str, name: str) -> str:
-    m = re.search(rf"^(e\d+) {role} {re.escape(name)}(?: val=| \[| [*-]|$)", snapshot_text, re.M)
-    assert m, f"no {role} {name!r} in:\n{snapshot_text}"
-    return m.group(1)
-
-
-def text(client, **params):
-    q = "&".join(f"{k}={v}" for k, v in params.items())
-    return client.get(f"/text?{q}").json["text"]
+from conftest import compact, nav, ref_of, text, wait_until
 
 
 def cross_site(site2) -> str:

@@ -265,12 +265,11 @@ def test_pdf_and_screenshot_files_stay_inside_the_state_dir(client, site, tmp_pa
 
     outside = tmp_path / "outside.pdf"
     for route in ("/pdf", "/screenshot"):
-        for bad in ("../escape.pdf", str(outside), "/etc/pinchtab.pdf", "pdfs/../../escape.pdf", ""):
-            if not bad:
-                continue
+        for bad in ("../escape.pdf", str(outside), "/etc/pinchtab.pdf", "pdfs/../../escape.pdf"):
             r = client.get(route, query_string={"output": "file", "path": bad})
             assert_error(r, 400, "invalid_output_path", "outside the state dir")
-    assert_error(client.get("/pdf?output=file&path=pdfs"), 400, "invalid_output_path")  # a directory
+    assert_error(client.get("/pdf?output=file&path=pdfs"), 400, "invalid_output_path", "directory")
+    assert_error(client.get("/screenshot?output=file&path=screenshots"), 400, "invalid_output_path", "directory")
     assert not outside.exists() and not (tmp_path / "escape.pdf").exists()
 
 
