@@ -31,8 +31,9 @@ def register(app: Flask, config: Config) -> None:
     def record(resp):  # type: ignore[no-untyped-def]
         if request.path in UNLOGGED or request.method == "OPTIONS":
             return resp
-        body: Any = (request.get_json(silent=True, force=True, cache=True) or {}) if request.method != "GET" \
-            else dict(request.args)
+        body: Any = dict(request.args)
+        if request.method != "GET" and (request.content_length or 0) <= (app.config["MAX_CONTENT_LENGTH"] or 0):
+            body = request.get_json(silent=True, force=True, cache=True) or {}
         if not isinstance(body, dict):
             body = {}
         store.record({

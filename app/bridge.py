@@ -82,7 +82,8 @@ class Bridge:
             self._ready.clear()
             browser = self._factory()
             try:
-                browser.start()
+                if not browser.alive():  # a factory may hand over a browser that already runs
+                    browser.start()
             except LaunchError as exc:
                 log.error("browser failed to start: %s", exc)
                 self.start_error = exc

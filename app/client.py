@@ -47,11 +47,17 @@ class ClientError(Exception):
         self.retryable = retryable
 
     def describe(self) -> str:
-        """One line for people and models: the message, then the code and status, then a hint."""
+        """One line for people and models: the message, the code and status, the server's hint,
+        and the other details (a stale ref's candidates, the URL a click navigated to)."""
         where = f"{self.code}, HTTP {self.status}" if self.status else self.code
-        text = f"{self.message} ({where})"
-        hint = self.details.get("hint") if isinstance(self.details.get("hint"), str) else ""
-        return f"{text}; {hint}" if hint else text
+        out = f"{self.message} ({where})"
+        hint = self.details.get("hint")
+        if isinstance(hint, str) and hint:
+            out += f"; {hint}"
+        rest = {k: v for k, v in self.details.items() if k not in ("hint", "remedy", "setting") and v not in (None, "")}
+        if rest:
+            out += " " + json.dumps(rest, ensure_ascii=False, separators=(",", ":"))[:2000]
+        return out
 
 
 @dataclass(frozen=True)

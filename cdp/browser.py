@@ -52,7 +52,9 @@ class Browser:
 
     # --- lifecycle -------------------------------------------------------------------------------
     def start(self) -> None:
-        """Launch (or reach) the browser and connect; raises LaunchError."""
+        """Launch (or reach) the browser and connect; raises LaunchError. A no-op when connected."""
+        if self.alive():
+            return
         if self.cdp_url:
             ws_url = resolve_cdp_url(self.cdp_url)
         else:

@@ -71,7 +71,7 @@ class DialogBlocking(Exception):
     """A JavaScript dialog is open and blocks the page."""
 
     def __init__(self, dialog_type: str, message: str) -> None:
-        super().__init__(f"a {dialog_type} dialog is blocking the page: {message!r}; answer it with POST /dialog")
+        super().__init__(f"a JavaScript {dialog_type} is blocking the page: {message!r}; answer it with POST /dialog")
         self.dialog_type = dialog_type
         self.dialog_message = message
 

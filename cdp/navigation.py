@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import CDPError, CDPTimeout, NavigationError
+from .errors import CDPError, CDPTimeout, DialogBlocking, NavigationError
 from .tab import Tab
 
 # What "loaded" means for each waitFor value: the main frame's lifecycle event to wait for.
@@ -50,31 +50,18 @@ def wait_loaded(tab: Tab, frame_id: str | None, loader: str | None, wait_for: st
         fr = tab.frames.get(frame_id)
         return fr is not None and (loader is None or fr.loader_id == loader) and event in fr.lifecycle
 
-    if not tab.wait_for(reached, timeout_s):
+    # A dialog the page opens while loading (an inline alert) stops it loading: say so at once.
+    if not tab.wait_for(reached, timeout_s, interrupt=lambda: tab.dialog is not None):
+        if tab.dialog is not None:
+            raise DialogBlocking(tab.dialog.type, tab.dialog.message)
         raise CDPTimeout(f"page did not reach {wait_for!r} within {timeout_s:.0f} s")
 
 
 def wait_selector_present(tab: Tab, selector: str, timeout_s: float) -> None:
-    import json
+    from .waits import condition, poll
 
-    expr = f"!!document.querySelector({json.dumps(selector)})"
-
-    def present() -> bool:
-        try:
-            res = tab.call("Runtime.evaluate", {"expression": expr, "returnByValue": True})
-        except CDPError:
-            return False
-        return bool((res.get("result") or {}).get("value"))
-
-    # Polling the DOM: there is no event for "a selector now matches"; each poll is one round trip.
-    deadline_ok = tab.wait_for(lambda: present() or _pause(tab), timeout_s)
-    if not deadline_ok:
+    if not poll(tab, condition(tab, "selector", selector), timeout_s):
         raise CDPTimeout(f"selector {selector!r} did not appear within {timeout_s:.0f} s")
-
-
-def _pause(tab: Tab) -> bool:
-    tab.wait_for(lambda: False, 0.05)  # handle events for 50 ms between polls
-    return False
 
 
 def history_step(tab: Tab, delta: int, timeout_s: float) -> dict[str, Any]:
@@ -112,4 +99,6 @@ def _wait_moved(tab: Tab, seq: int, timeout_s: float) -> None:
             return False  # the context was replaced under us; ask again
         return (res.get("result") or {}).get("value") in ("interactive", "complete")
 
-    tab.wait_for(lambda: parsed() or _pause(tab), min(timeout_s, 5.0))
+    from .waits import poll
+
+    poll(tab, parsed, min(timeout_s, 5.0))

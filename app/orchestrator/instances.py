@@ -1,0 +1,201 @@
+"""Instances as the manager keeps them: records, statuses, the restart policy, event and log rings.
+
+Pure bookkeeping, no processes and no sockets, so every rule here is testable on its own.
+"""
+from __future__ import annotations
+
+import collections
+import hashlib
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from ..config import AttachConfig, RestartConfig
+from .errors import AttachDisabled, AttachNotAllowed, BadManagerRequest
+
+STARTING = "starting"
+RUNNING = "running"
+STOPPING = "stopping"
+STOPPED = "stopped"
+ERROR = "error"
+STATUSES = (STARTING, RUNNING, STOPPING, STOPPED, ERROR)
+
+STARTED = "instance.started"
+STOPPED_EVENT = "instance.stopped"
+ERRORED = "instance.error"
+ATTACHED = "instance.attached"
+EVENT_TYPES = (STARTED, STOPPED_EVENT, ERRORED, ATTACHED)
+
+TEMP_PREFIX = "instance-"
+
+
+def utc_iso(ts: float | None = None) -> str:
+    """An RFC 3339 UTC timestamp with milliseconds."""
+    return datetime.fromtimestamp(ts if ts is not None else time.time(), timezone.utc) \
+        .isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def instance_id(profile_id: str, name: str, started: float) -> str:
+    """``inst_`` + 8 hex of sha256(profile id, name, start time), as the original names them."""
+    digest = hashlib.sha256(f"{profile_id}\0{name}\0{started!r}\0{secrets.token_hex(4)}".encode()).hexdigest()
+    return "inst_" + digest[:8]
+
+
+def redact_url(url: str) -> str:
+    """A URL with its password and query values masked (CDP endpoints carry tokens there)."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
+    query = urlencode([(k, "***") for k, _ in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def check_attach(policy: AttachConfig, cdp_url: str) -> None:
+    """Refuse a CDP URL the config does not allow; the error names the setting to change."""
+    if not policy.enabled:
+        raise AttachDisabled("attach endpoint is disabled; enable security.attach.enabled in config to use "
+                             "this endpoint", details={"setting": "security.attach.enabled",
+                                                       "hint": 'set "security": {"attach": {"enabled": true}}'})
+    parts = urlsplit(cdp_url)
+    scheme = parts.scheme.lower()
+    if not scheme or not parts.hostname:
+        raise BadManagerRequest("cdpUrl must be an absolute URL like ws://host:port/devtools/browser/... "
+                                "or http://host:port", details={"field": "cdpUrl"})
+    if scheme not in policy.allow_schemes:
+        raise AttachNotAllowed(f"scheme {scheme!r} is not allowed by security.attach.allowSchemes "
+                               f"({', '.join(policy.allow_schemes) or 'none'})",
+                               details={"setting": "security.attach.allowSchemes", "scheme": scheme})
+    host = parts.hostname.lower()
+    if host not in {h.lower().strip("[]") for h in policy.allow_hosts}:
+        raise AttachNotAllowed(f"host {host!r} is not allowed by security.attach.allowHosts "
+                               f"({', '.join(policy.allow_hosts) or 'none'})",
+                               details={"setting": "security.attach.allowHosts", "host": host})
+
+
+class Backoff:
+    """When to restart a crashed instance: ``init * 2**n`` seconds up to ``max``, at most
+    ``maxRestarts`` times, the count forgotten once an instance stayed up ``stableAfterSec``."""
+
+    def __init__(self, policy: RestartConfig) -> None:
+        self.policy = policy
+
+    def next_delay(self, restarts: int, up_for_s: float | None) -> tuple[int, float | None]:
+        """(restart count after this crash, seconds to wait) or (count, None) to give up."""
+        if up_for_s is not None and up_for_s >= self.policy.stable_after_sec:
+            restarts = 0
+        if restarts >= self.policy.max_restarts:
+            return restarts, None
+        delay = min(self.policy.init_backoff_sec * (2 ** restarts), self.policy.max_backoff_sec)
+        return restarts + 1, float(delay)
+
+
+class LogRing:
+    """The last lines a child printed (bounded; the oldest go first)."""
+
+    def __init__(self, max_lines: int = 2000) -> None:
+        self._lines: collections.deque[str] = collections.deque(maxlen=max_lines)
+        self._lock = threading.Lock()
+
+    def add(self, line: str) -> None:
+        with self._lock:
+            self._lines.append(line)
+
+    def tail(self, n: int | None = None) -> list[str]:
+        """The last ``n`` lines (all when None)."""
+        with self._lock:
+            lines = list(self._lines)
+        return lines if n is None else lines[-n:]
+
+
+class EventRing:
+    """Lifecycle events with increasing ids, bounded, that readers can wait on."""
+
+    def __init__(self, max_events: int = 1000) -> None:
+        self._events: collections.deque[dict[str, Any]] = collections.deque(maxlen=max_events)
+        self._next_id = 1
+        self._cond = threading.Condition()
+
+    def publish(self, event_type: str, instance: dict[str, Any]) -> dict[str, Any]:
+        """Add an event and wake the readers; returns it."""
+        with self._cond:
+            ev = {"id": self._next_id, "type": event_type, "time": utc_iso(), "instance": instance}
+            self._next_id += 1
+            self._events.append(ev)
+            self._cond.notify_all()
+        return ev
+
+    @property
+    def last_id(self) -> int:
+        with self._cond:
+            return self._next_id - 1
+
+    def since(self, after: int | None, wait_s: float = 0.0, limit: int = 500) -> dict[str, Any]:
+        """Events with ids above ``after`` (None: only ones yet to come), waiting up to ``wait_s``
+        for the first. ``missed`` says older ones fell out of the ring."""
+        deadline = time.monotonic() + max(0.0, wait_s)
+        with self._cond:
+            if after is None:
+                after = self._next_id - 1
+            while True:
+                found = [e for e in self._events if e["id"] > after][:limit]
+                left = deadline - time.monotonic()
+                if found or left <= 0:
+                    break
+                self._cond.wait(left)
+            oldest = self._events[0]["id"] if self._events else self._next_id
+            return {"events": found, "last": found[-1]["id"] if found else after,
+                    "missed": after + 1 < oldest and after < self._next_id - 1}
+
+
+@dataclass(eq=False)
+class Instance:
+    """One instance: a ``pinchtab bridge`` child on a port, on a profile or an attached browser."""
+
+    id: str
+    profile_id: str
+    profile_name: str
+    port: int
+    mode: str
+    attached: bool = False
+    cdp_url: str = field(default="", repr=False)
+    temporary: bool = False  # a profile made for this instance, deleted when it stops
+    default: bool = False  # the instance shorthand routes go to
+    status: str = STARTING
+    error: str = ""
+    start_time: float = field(default_factory=time.time)
+    running_since: float | None = None
+    restarts: int = 0
+    restart_at: float | None = None  # monotonic time of a scheduled restart
+    # The bridge's own bearer token: only the manager and the worker ever see it.
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(32), repr=False)
+    child: Any = field(default=None, repr=False)  # the manager's Child while a process runs
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def active(self) -> bool:
+        """True until a stop finished: the instance holds its profile and port."""
+        return self.status != STOPPED
+
+    def record(self) -> dict[str, Any]:
+        """The instance as the API shows it (reference §7); never the token."""
+        out: dict[str, Any] = {"id": self.id, "profileId": self.profile_id, "profileName": self.profile_name,
+                               "port": self.port, "url": self.url, "mode": self.mode,
+                               "headless": self.mode == "headless", "status": self.status,
+                               "startTime": utc_iso(self.start_time)}
+        if self.error:
+            out["error"] = self.error
+        out["attached"] = self.attached
+        if self.attached:
+            out["attachType"] = "cdp"
+            out["cdpUrl"] = redact_url(self.cdp_url)
+        return out
