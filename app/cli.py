@@ -6,6 +6,7 @@ import logging
 import sys
 from typing import Sequence
 
+from . import cli_verbs
 from .config import Config, ConfigError, is_loopback, load_config
 
 log = logging.getLogger("pinchtab")
@@ -23,6 +24,22 @@ def _bridge_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--profile", help="run the browser on this saved profile (created if new; cookies, storage "
                                      "and sign-ins persist between runs)")
     p.set_defaults(run=run_bridge)
+
+
+def _mcp_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("mcp", help="serve the browser API as MCP tools over stdio",
+                       description="Speak MCP on stdin/stdout (for agent hosts), calling a running pinchtab "
+                                   "server's REST API. Logs go to stderr. Exits when stdin closes.")
+    p.add_argument("--server", metavar="URL", default=argparse.SUPPRESS,
+                   help="the pinchtab server (default: $PINCHTAB_SERVER, else 127.0.0.1 and the config's port); "
+                        "the token comes from PINCHTAB_TOKEN or the config")
+    p.set_defaults(run=run_mcp)
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    from . import mcp_server  # the MCP SDK loads only for this command
+
+    return mcp_server.run(getattr(args, "server", None))
 
 
 def build_config(args: argparse.Namespace) -> Config:
@@ -71,8 +88,11 @@ def check_profile(config: Config) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pinchtab", description="A browser API for AI agents over HTTP.")
+    cli_verbs.add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _bridge_parser(sub)
+    _mcp_parser(sub)
+    cli_verbs.register(sub)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not getattr(args, "run", None):

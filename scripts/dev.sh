@@ -45,6 +45,10 @@ cmd="${1:-start}"
 shift || true
 case "$cmd" in
   start) setup; exec .venv/bin/pinchtab bridge "$@" ;;
-  test)  setup; exec .venv/bin/python -m pytest -q "$@" ;;
+  test)
+    setup
+    # The deployment tests run a real nginx in front of Pinchtab.
+    command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || apt_install nginx-light
+    PATH="$PWD/.venv/bin:$PATH" exec .venv/bin/python -m pytest -q "$@" ;;
   *) echo "usage: scripts/dev.sh start|test [args]" >&2; exit 2 ;;
 esac

