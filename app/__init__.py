@@ -29,6 +29,7 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
     app.config["MAX_CONTENT_LENGTH"] = config.server.max_body_bytes
     bridge = Bridge(config, browser_factory)
     app.extensions["pinchtab"] = bridge
+    app.extensions["pinchtab.config"] = config
 
     errors.register(app)
     auth.register(app, config.server.token)

@@ -47,5 +47,6 @@ def register(app: Flask, config: Config) -> None:
             "action": body.get("kind", "") if isinstance(body.get("kind"), str) else "",
             "ref": body.get("ref", "") if isinstance(body.get("ref"), str) else "",
             "profileName": profile,
+            **g.get("activity", {}),  # what the route knows better (the server's proxy: instance, profile)
         })
         return resp

@@ -132,9 +132,30 @@ def from_exception(exc: BaseException) -> APIError | None:
         return Unavailable(f"{exc}; the browser is restarted on the next request")
     if isinstance(exc, cdp_errors.LaunchError):
         return Unavailable(str(exc), code="browser_launch_failed")
+    profile_error = _profile_error(exc)
+    if profile_error is not None:
+        return profile_error
     if isinstance(exc, cdp_errors.CDPError):
         return APIError(str(exc), status=500, code="action_failed", retryable=True)
     return None
+
+
+def _profile_error(exc: BaseException) -> APIError | None:
+    """The profile store's errors (profiles/errors.py) as answers."""
+    import profiles.errors as pe
+
+    if not isinstance(exc, pe.ProfileError):
+        return None
+    details = {k: getattr(exc, k) for k in ("holder", "pid", "owner") if getattr(exc, k, None) is not None}
+    if isinstance(exc, pe.ProfileNotFound):
+        return NotFound(str(exc), code="profile_not_found")
+    if isinstance(exc, (pe.ProfileLocked, pe.ProfileInUse)):
+        return Conflict(str(exc), code="profile_in_use", details=details or None)
+    if isinstance(exc, pe.ProfileExists):
+        return Conflict(str(exc), code="profile_exists")
+    if isinstance(exc, pe.StoreWriteError):
+        return APIError(str(exc), status=507, code="store_write_failed", retryable=True)
+    return BadRequest(str(exc), code="bad_profile")
 
 
 def first_validation_error(messages: Any, prefix: str = "") -> tuple[str, str]:

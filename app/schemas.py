@@ -343,3 +343,32 @@ class DialogSchema(Loose, TabIdMixin):
                            validate=validate.OneOf(("accept", "dismiss"), error="action must be 'accept' or 'dismiss'"),
                            error_messages={"required": "action required (accept or dismiss)"})
     text = fields.String(load_default="")
+
+
+# --- profiles (server mode)
+class ProfileCreateSchema(Strict):
+    name = fields.String(required=True)
+    description = fields.String(load_default="")
+    useWhen = fields.String(load_default="")
+
+
+class ProfileUpdateSchema(Strict):
+    name = fields.String()
+    description = fields.String()
+    useWhen = fields.String()
+
+
+class ProfileImportSchema(Strict):
+    name = fields.String(required=True)
+    sourcePath = fields.String(required=True)
+    description = fields.String(load_default="")
+    useWhen = fields.String(load_default="")
+
+
+class ActivityQuerySchema(Loose):
+    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
+    agentId = fields.String()
+    tabId = fields.String()
+    profile = fields.String()
+    since = fields.String()
+    until = fields.String()

@@ -1,0 +1,126 @@
+"""Profiles (server mode): the saved browser profiles, their identity and what agents did with them.
+
+The store is ``profiles.ProfileStore`` (file-backed, one user-data dir each); the activity log is
+the one every browser call appends to. Starting a browser on a profile goes through the
+orchestrator (``/profiles/{id}/start|stop|instance``, registered with the instances routes).
+"""
+from __future__ import annotations
+
+from flask import Blueprint, current_app, jsonify
+
+from profiles import ProfileStore
+
+from ..errors import BadRequest, Forbidden
+from ..params import from_body, from_query
+from ..schemas import ActivityQuerySchema, ProfileCreateSchema, ProfileImportSchema, ProfileUpdateSchema
+from . import doc
+
+bp = Blueprint("profiles", __name__)
+
+
+def store() -> ProfileStore:
+    ext = current_app.extensions
+    if "pinchtab.profiles" not in ext:
+        ext["pinchtab.profiles"] = ProfileStore(ext["pinchtab.config"].profiles.base_dir)
+    return ext["pinchtab.profiles"]
+
+
+def activity():  # type: ignore[no-untyped-def]
+    log = current_app.extensions.get("pinchtab.activity")
+    if log is None:
+        raise Forbidden("the activity log is off; enable observability.activity.enabled in config",
+                        code="activity_disabled", details={"setting": "observability.activity.enabled"})
+    return log
+
+
+@bp.get("/profiles")
+@doc("Every saved profile: disk usage, last use, whether running, the account it is signed in as")
+def list_profiles():  # type: ignore[no-untyped-def]
+    from flask import request
+
+    refresh = request.args.get("refresh", "").lower() in ("1", "true", "yes")
+    return jsonify(store().list(refresh=refresh))
+
+
+@bp.post("/profiles")
+@bp.post("/profiles/create")
+@doc("Create an empty profile", body=ProfileCreateSchema)
+def create_profile():  # type: ignore[no-untyped-def]
+    req = from_body(ProfileCreateSchema)
+    info = store().create(req["name"], description=req["description"], use_when=req["useWhen"])
+    return jsonify({"status": "created", "id": info["id"], "name": info["name"]}), 201
+
+
+@bp.post("/profiles/import")
+@doc("Copy a Chrome user-data dir that exists on this machine into a new profile", body=ProfileImportSchema)
+def import_profile():  # type: ignore[no-untyped-def]
+    req = from_body(ProfileImportSchema)
+    info = store().import_(req["name"], req["sourcePath"], description=req["description"], use_when=req["useWhen"])
+    return jsonify({"status": "imported", "id": info["id"], "name": info["name"]}), 201
+
+
+@bp.get("/profiles/<ident>")
+@doc("One profile")
+def get_profile(ident: str):  # type: ignore[no-untyped-def]
+    return jsonify(store().get(ident))
+
+
+@bp.patch("/profiles/<ident>")
+@doc("Rename a profile or change its description", body=ProfileUpdateSchema)
+def update_profile(ident: str):  # type: ignore[no-untyped-def]
+    req = from_body(ProfileUpdateSchema)
+    if not req:
+        raise BadRequest("nothing to change: send name, description or useWhen")
+    return jsonify(store().update(ident, description=req.get("description"), use_when=req.get("useWhen"),
+                                  name=req.get("name")))
+
+
+@bp.delete("/profiles/<ident>")
+@doc("Delete a profile (refused while a browser uses it)")
+def delete_profile(ident: str):  # type: ignore[no-untyped-def]
+    info = store().get(ident)
+    store().delete(ident)
+    return jsonify({"status": "deleted", "id": info["id"], "name": info["name"]})
+
+
+@bp.post("/profiles/<ident>/reset")
+@doc("Clear a profile's sessions, caches, cookies and history; keep the profile")
+def reset_profile(ident: str):  # type: ignore[no-untyped-def]
+    info = store().reset(ident)
+    return jsonify({"status": "reset", "id": info["id"], "name": info["name"]})
+
+
+@bp.get("/profiles/<ident>/logs")
+@doc("What agents did with a profile, newest first", query=ActivityQuerySchema)
+def profile_logs(ident: str):  # type: ignore[no-untyped-def]
+    info = store().get(ident)
+    req = from_query(ActivityQuerySchema)
+    events = _query(profile=info["name"], req=req)
+    return jsonify([{"timestamp": e.get("timestamp"), "method": e.get("method"), "endpoint": e.get("path"),
+                     "url": e.get("url", ""), "tabId": e.get("tabId", ""), "durationMs": e.get("durationMs"),
+                     "status": e.get("status"), "agentId": e.get("agentId", ""), "action": e.get("action", "")}
+                    for e in events])
+
+
+@bp.get("/profiles/<ident>/analytics")
+@doc("A profile's totals: actions, the last 24 h, top hosts and endpoints")
+def profile_analytics(ident: str):  # type: ignore[no-untyped-def]
+    info = store().get(ident)
+    return jsonify(activity().analytics(info["name"]))
+
+
+@bp.get("/api/activity")
+@doc("The activity log, filtered by agent, tab, profile and time", query=ActivityQuerySchema)
+def api_activity():  # type: ignore[no-untyped-def]
+    req = from_query(ActivityQuerySchema)
+    events = _query(profile=req.get("profile"), req=req)
+    return jsonify({"events": events, "count": len(events)})
+
+
+def _query(profile, req):  # type: ignore[no-untyped-def]
+    try:
+        return activity().query(profile=profile, agent=req.get("agentId"), tab=req.get("tabId"),
+                                since=req.get("since"), until=req.get("until"), limit=req["limit"])
+    except ValueError as exc:
+        raise BadRequest(str(exc), code="bad_filter") from None
+
