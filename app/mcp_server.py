@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import anyio
 import anyio.to_thread
-import mcp_types as types
+from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 

@@ -488,3 +488,21 @@ def test_closed_shadow_roots_are_pierced_and_marked(client, site):
     assert "textbox Promo" in snap and "button Deep closed button" in snap and "link Open inside closed" in snap
     client.post("/action", json={"kind": "click", "ref": ref_of(snap, "button", "Deep closed button")})
     assert "deep clicked" in text(client, mode="raw")
+
+
+def test_snapshot_to_a_file_stays_inside_the_state_dir(app_factory, site, tmp_path):
+    import os
+
+    client = app_factory().test_client()
+    nav(client, site.url("form.html"))
+    r = client.get("/snapshot?filter=interactive&format=compact&output=file")
+    saved = r.json
+    path = saved["path"]
+    assert r.status_code == 200 and saved["format"] == "compact" and saved["size"] > 0
+    assert path.startswith(str(tmp_path)) and "/snapshots/" in path and os.stat(path).st_mode & 0o777 == 0o600
+    assert "textbox Username:" in open(path).read()
+    r = client.get("/snapshot?output=file&path=mine/form.json")
+    assert r.status_code == 200 and r.json["path"].endswith("/mine/form.json")
+    for bad in ("../escape.json", "/etc/passwd", "mine/../../x.json"):
+        r = client.get(f"/snapshot?output=file&path={bad}")
+        assert r.status_code == 400 and r.json["code"] == "invalid_output_path", bad

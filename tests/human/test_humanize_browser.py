@@ -5,7 +5,6 @@ import itertools
 import math
 import random
 import statistics
-import time
 from typing import Any
 
 from cdp import humanize
@@ -40,9 +39,7 @@ def box_of(tab: Any, selector: str) -> Box:
 
 def test_humanized_click_moves_like_a_hand_and_lands(tab: Any, site: Any) -> None:
     open_page(tab, site)
-    t0 = time.monotonic()
     res = tab.run(lambda: humanize.click(tab, Target(selector="#target"), random.Random(7)), 20)
-    elapsed = time.monotonic() - t0
     assert res == {"clicked": True, "human": True}
 
     moves = js(tab, "__moves")
@@ -59,7 +56,6 @@ def test_humanized_click_moves_like_a_hand_and_lands(tab: Any, site: Any) -> Non
     assert 100 <= duration <= 1500, duration
     print(f"\nhumanized click: {len(moves)} mousemoves, {duration:.0f} ms from first move to click,"
           f" {deviation(moves):.1f} px off the straight line")
-    assert elapsed < 3.0
     # The pointer position is kept for the next action.
     last = humanize.pointer(tab)
     assert last is not None and box.contains(*last)

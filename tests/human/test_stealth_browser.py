@@ -54,7 +54,7 @@ def evaluate(tab: Any, expression: str, *, by_value: bool = True) -> Any:
     return res["result"].get("value") if by_value else res["result"]
 
 
-def wait_js(tab: Any, expression: str, timeout_s: float = 10) -> bool:
+def wait_js(tab: Any, expression: str, timeout_s: float = 15) -> bool:
     """Poll a page expression until it is true (each poll one round trip, 20 ms apart)."""
     def holds() -> bool:
         res = tab.call("Runtime.evaluate", {"expression": expression, "returnByValue": True})
@@ -109,7 +109,7 @@ def test_pages_with_forms_still_work(stealth: tuple[str, Browser], site: Any) ->
         assert frame == ["ok", level == "off"]
         tab.run(lambda: actions.click(tab, Target(selector="button[type=submit]")), 15)
         assert wait_js(tab, "location.pathname === '/echo' && !!document.body &&"
-                            " document.body.innerText.includes('username=agent')")
+                            " document.body.innerText.includes('username=agent')"), tab.url
         assert not list(tab.errors), list(tab.errors)
     finally:
         browser.close_tab(tab.id)
