@@ -47,12 +47,13 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
         navigation,
         snapshot,
         state,
+        stealth,
         tabs,
         transfer,
     )
 
     for module in (tabs, navigation, snapshot, actions, content, evaluate, locate, meta, transfer, state, inspect, logs,
-                   cookies, dialogs):
+                   cookies, dialogs, stealth):
         app.register_blueprint(module.bp)
 
     @app.after_request

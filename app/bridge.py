@@ -47,7 +47,8 @@ class Bridge:
         data_dir = str(self.profile_lock.path) if self.profile_lock is not None else None
         return Browser(binary=c.browser.binary, headless=c.instance_defaults.headless,
                        cdp_url=c.browser.cdp_url, extra_flags=tuple(c.browser.extra_flags),
-                       user_data_dir=data_dir)
+                       user_data_dir=data_dir, stealth_level=c.instance_defaults.stealth_level,
+                       user_agent=c.instance_defaults.user_agent)
 
     def lock_profile(self, owner: str) -> None:
         """Use (and lock, for this process's life) the configured profile, creating it if new.

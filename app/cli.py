@@ -26,6 +26,37 @@ def _bridge_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_bridge)
 
 
+def _server_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("server", help="serve the browser API over many browser instances, with a dashboard "
+                                      "(the default command)",
+                       description="Start the server on 127.0.0.1:9867: it launches `pinchtab bridge` instances "
+                                   "(ports multiInstance.instancePortStart..End), forwards the browser API to them, "
+                                   "and serves /instances, /profiles, /api/events and /dashboard.")
+    p.add_argument("--port", type=int, help="port to listen on (default 9867, or PINCHTAB_PORT)")
+    p.add_argument("--bind", help="address to listen on (default 127.0.0.1, or PINCHTAB_BIND)")
+    p.add_argument("--headed", action="store_true", help="instances show their browser windows")
+    p.add_argument("--chrome", help="browser binary (default: browser.binary, CHROME_BIN, chromium on PATH)")
+    p.add_argument("--strategy", choices=("always-on", "simple", "explicit", "no-instance"),
+                   help="always-on (default) launches a default instance at start; explicit and no-instance do not")
+    p.set_defaults(run=run_server)
+
+
+def run_server(args: argparse.Namespace) -> int:
+    from .server import ServerApplication
+
+    overrides = {
+        "server.port": args.port,
+        "server.bind": args.bind,
+        "browser.binary": args.chrome,
+        "instanceDefaults.mode": "headed" if args.headed else None,
+        "multiInstance.strategy": args.strategy,
+    }
+    config = load_config(overrides={k: v for k, v in overrides.items() if v is not None})
+    check_exposure(config)
+    ServerApplication(config).run()
+    return 0
+
+
 def _mcp_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("mcp", help="serve the browser API as MCP tools over stdio",
                        description="Speak MCP on stdin/stdout (for agent hosts), calling a running pinchtab "
@@ -91,13 +122,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli_verbs.add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _bridge_parser(sub)
+    _server_parser(sub)
     _mcp_parser(sub)
     cli_verbs.register(sub)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not getattr(args, "run", None):
-        parser.print_help()
-        return 2
+        # Plain `pinchtab` runs the server, as the original does.
+        args = parser.parse_args([*(sys.argv[1:] if argv is None else argv), "server"])
     try:
         return args.run(args)
     except ConfigError as exc:

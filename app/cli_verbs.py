@@ -110,7 +110,7 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--server", metavar="URL", default=argparse.SUPPRESS,
                    help="the pinchtab server (default: $PINCHTAB_SERVER, else 127.0.0.1 and the config's port)")
     g.add_argument("--tab", metavar="ID", default=argparse.SUPPRESS,
-                   help="act on this tab instead of the current one")
+                   help="act on this tab (it becomes your current tab, as in the API)")
     g.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print the server's JSON")
     g.add_argument("--agent-id", metavar="ID", default=argparse.SUPPRESS,
                    help=f"who calls; each agent keeps its own current tab (default: {DEFAULT_AGENT_ID})")

@@ -223,7 +223,8 @@ def connect(server: str | None = None, *, agent_id: str, source: str,
     """
     env = os.environ if env is None else env
     base = server or env.get("PINCHTAB_SERVER") or ""
-    token = env.get("PINCHTAB_TOKEN")
+    # An empty variable counts as unset, as it does for the server's own config.
+    token = env.get("PINCHTAB_TOKEN") or None
     if not base or token is None:
         config = load_config(env=env)
         # 127.0.0.1 even when the server binds wider: this client runs on the same machine.

@@ -24,7 +24,6 @@ import ipaddress
 import json
 import logging
 import os
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path

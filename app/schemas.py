@@ -358,6 +358,12 @@ class ProfileUpdateSchema(Strict):
     useWhen = fields.String()
 
 
+class ProfileMetaSchema(Strict):
+    name = fields.String(required=True)
+    description = fields.String()
+    useWhen = fields.String()
+
+
 class ProfileImportSchema(Strict):
     name = fields.String(required=True)
     sourcePath = fields.String(required=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 from gunicorn.app.base import BaseApplication
 
-from .config import Config
+from .config import Config, ConfigError
 
 THREADS = 32  # concurrent requests; many are long waits on the browser, not CPU
 
@@ -44,6 +44,9 @@ class BridgeApplication(BaseApplication):
             "timeout": 120,
             "graceful_timeout": 10,
             "keepalive": 5,
+            # gunicorn 25+ opens ~/.gunicorn/gunicorn.ctl from a thread in the master: one path for
+            # every server of a user (our instances share it) and a thread in a process that forks.
+            "control_socket_disable": True,
             "worker_exit": self._worker_exit,
             **self.options,
         }
@@ -61,3 +64,54 @@ class BridgeApplication(BaseApplication):
     def _worker_exit(self, server: Any, worker: Any) -> None:
         if self.flask_app is not None:
             self.flask_app.extensions["pinchtab"].stop()
+
+
+class ServerApplication(BaseApplication):
+    """``pinchtab server``: one gthread worker serving ``create_server_app(config)``.
+
+    The master stays a plain arbiter. Its ``on_starting`` hook starts the instance manager (a
+    fresh interpreter, ``app.orchestrator.manager``) and ``on_exit`` stops it; the worker reaches
+    it over its Unix socket. One worker only: the worker's instance table and tab locator are
+    in-process state, and two workers would each proxy with their own stale copy.
+    """
+
+    def __init__(self, config: Config, options: dict[str, Any] | None = None) -> None:
+        self.pt_config = config
+        self.options = options or {}
+        if int(self.options.get("workers", 1)) != 1:
+            raise ConfigError("workers", "server mode runs exactly one worker (it holds the instance table and "
+                                         "tab routes); run more servers behind a balancer to scale out")
+        self.manager: Any = None
+        super().__init__()
+
+    def load_config(self) -> None:
+        settings = {
+            "bind": bind_address(self.pt_config.server.bind, self.pt_config.server.port),
+            "workers": 1,
+            "worker_class": "gthread",
+            "threads": THREADS,
+            "timeout": 120,
+            "graceful_timeout": 10,
+            "keepalive": 5,
+            "control_socket_disable": True,
+            "on_starting": self._on_starting,
+            "on_exit": self._on_exit,
+            **self.options,
+        }
+        for key, value in settings.items():
+            self.cfg.set(key, value)
+
+    def load(self):  # type: ignore[no-untyped-def]
+        from .server_app import create_server_app
+
+        return create_server_app(self.pt_config)
+
+    def _on_starting(self, arbiter: Any) -> None:
+        from .orchestrator.spawn import ManagerProcess
+
+        # RuntimeError: gunicorn prints the message and exits 1.
+        self.manager = ManagerProcess(self.pt_config).spawn()
+
+    def _on_exit(self, arbiter: Any) -> None:
+        if self.manager is not None:
+            self.manager.stop()

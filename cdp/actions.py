@@ -7,7 +7,7 @@ the top-most element at its centre and send real input events there; when someth
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from . import keys
 from .errors import ActionError, CDPError, NavigationChanged, NoSuchElement
@@ -409,11 +409,18 @@ class Step:
     wait_nav: bool = False
     dialog_action: str = ""  # "accept" / "dismiss" for a dialog this step opens
     dialog_text: str = ""
+    humanize: bool = False  # Bezier mouse paths and a person's typing rhythm (human/)
+    fast: bool = False  # the quicker typing rhythm, with humanize
+
+
+HUMANIZED = ("click", "dblclick", "hover", "type", "keyboard-type")
 
 
 def run_kind(tab: Tab, step: Step) -> dict[str, Any]:
     """Dispatch a step to its action."""
     t, k = step.target, step.kind
+    if step.humanize and k in HUMANIZED:
+        return run_humanized(tab, step)
     if k == "click":
         return click(tab, t, button=step.button, modifiers=step.modifiers)
     if k == "dblclick":
@@ -460,6 +467,26 @@ def run_kind(tab: Tab, step: Step) -> dict[str, Any]:
         send_keys(tab, [down if k == "keydown" else up])
         return {k: step.key}
     raise ActionError(f"unknown action kind: {k}")
+
+
+def run_humanized(tab: Tab, step: Step) -> dict[str, Any]:
+    """The kinds a person's hand can do, done the way a person would (cdp/humanize.py)."""
+    from . import humanize
+
+    rng = humanize.rng_for(tab)
+    t, k = step.target, step.kind
+    if k in ("click", "dblclick"):
+        res = humanize.click(tab, t, rng, count=2 if k == "dblclick" else 1, button=step.button,
+                             modifiers=step.modifiers)
+        if k == "dblclick":
+            res = {"doubleclicked": True, **{key: v for key, v in res.items() if key != "clicked"}}
+        return res
+    if k == "hover":
+        return humanize.hover(tab, t, rng)
+    if k == "type":
+        return humanize.type_into(tab, t, step.text, rng, fast=step.fast)
+    humanize.human_type(tab, step.text, rng, fast=step.fast)  # keyboard-type: at the focus
+    return {"typed": True, "len": len(step.text), "human": True}
 
 
 def perform(tab: Tab, step: Step, *, guard: bool = True, wait_nav_s: float = 1.0,

@@ -6,6 +6,8 @@ import threading
 from importlib import resources
 from typing import Any
 
+from human import stealth
+
 from .connection import Connection
 from .errors import BrowserGone, LaunchError, TargetClosed, TargetCrashed
 from .launcher import ChromeProcess, find_browser, resolve_cdp_url
@@ -31,8 +33,11 @@ class Browser:
     """A Chrome we launched, or one we attached to by its CDP URL (then left running on stop)."""
 
     def __init__(self, *, binary: str = "", headless: bool = True, user_data_dir: str | None = None,
-                 cdp_url: str = "", extra_flags: tuple[str, ...] = ()) -> None:
+                 cdp_url: str = "", extra_flags: tuple[str, ...] = (), stealth_level: str = "off",
+                 user_agent: str = "") -> None:
         self.binary = binary
+        self.stealth_level = stealth_level
+        self.user_agent = user_agent
         self.headless = headless
         self.user_data_dir = user_data_dir
         self.cdp_url = cdp_url
@@ -58,8 +63,12 @@ class Browser:
         if self.cdp_url:
             ws_url = resolve_cdp_url(self.cdp_url)
         else:
-            self.process = ChromeProcess(find_browser(self.binary), headless=self.headless,
-                                         user_data_dir=self.user_data_dir, extra_flags=self.extra_flags)
+            binary = find_browser(self.binary)
+            flags = self.extra_flags
+            if self.stealth_level != "off":
+                flags = flags + tuple(stealth.launch_flags(self.stealth_level, product=stealth.browser_product(binary)))
+            self.process = ChromeProcess(binary, headless=self.headless, user_data_dir=self.user_data_dir,
+                                         extra_flags=flags)
             ws_url = self.process.start()
         try:
             self.conn = Connection(ws_url, browser_sink=self)
@@ -162,7 +171,8 @@ class Browser:
                 return existing
         session_id = conn.call("Target.attachToTarget", {"targetId": target_id, "flatten": True},
                                timeout_s=timeout_s)["sessionId"]
-        tab = Tab(conn, target_id, session_id, world=WORLD, world_script=self._scripts)
+        tab = Tab(conn, target_id, session_id, world=WORLD, world_script=self._scripts,
+                  extra_setup=self._stealth_setup)
         conn.claim(session_id, tab)
         try:
             tab.run(lambda: self._setup(tab), timeout_s)
@@ -177,6 +187,12 @@ class Browser:
         tab.title = info.get("title", "")
         tab.navigated = tab.url not in ("", "about:blank")
         return tab
+
+    def _stealth_setup(self, frame: bool) -> list[tuple[str, dict[str, Any]]]:
+        """The stealth commands of a session (a tab's, or an out-of-process iframe's)."""
+        if self.stealth_level == "off":
+            return []
+        return stealth.setup_commands(self.stealth_level, self.version, user_agent=self.user_agent, frame=frame)
 
     def _setup(self, tab: Tab) -> None:
         """Enable what a tab needs, pipelined: one round trip's worth of waiting, not six."""

@@ -75,9 +75,11 @@ class Tab:
     """One page target, attached over a flat session."""
 
     def __init__(self, conn: Connection, target_id: str, session_id: str, *, world: str,
-                 world_script: str = "") -> None:
+                 world_script: str = "",
+                 extra_setup: Callable[[bool], list[tuple[str, dict[str, Any]]]] | None = None) -> None:
         self.conn = conn
         self.world_script = world_script
+        self.extra_setup = extra_setup  # more per-session commands (stealth); its flag: an iframe's session
         self.id = target_id
         self.session_id = session_id
         self.world = world
@@ -253,7 +255,7 @@ class Tab:
             job.future.set_exception(self._closed or TargetClosed("tab closed"))
 
     # --- sessions: the tab's own and its out-of-process iframes' -----------------------------------
-    def session_setup(self) -> list[tuple[str, dict[str, Any]]]:
+    def session_setup(self, frame: bool = False) -> list[tuple[str, dict[str, Any]]]:
         """What every session of this tab enables, the tab's own and each out-of-process iframe's.
 
         Auto-attach pauses new iframe targets until they are set up (waitForDebuggerOnStart), so
@@ -266,6 +268,7 @@ class Tab:
             ("Page.addScriptToEvaluateOnNewDocument",
              {"source": self.world_script, "worldName": self.world, "runImmediately": True}),
             ("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True}),
+            *(self.extra_setup(frame) if self.extra_setup else ()),
         ]
 
     def _on_attached(self, session_id: str, p: dict[str, Any]) -> None:
@@ -274,7 +277,7 @@ class Tab:
         if not child:
             return
         if info.get("type") == "iframe":
-            for method, params in self.session_setup():
+            for method, params in self.session_setup(frame=True):
                 self.send(method, params, child)  # not waited: we are mid-pump on the worker
             self.frame(info["targetId"], child).session_id = child
         # Anything else that auto-attached (workers) just runs; every target must be resumed.

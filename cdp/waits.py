@@ -1,7 +1,6 @@
 """``POST /wait``: wait for a condition on a tab, bounded, polling only what has no event."""
 from __future__ import annotations
 
-import fnmatch
 import json
 import re
 import time

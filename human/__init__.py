@@ -1,1 +1,1 @@
-"""Human-like input: Bezier mouse paths, typing rhythm and typos, and stealth (to come)."""
+"""Human-like input (Bezier mouse paths, typing rhythm with typos) and stealth for headless Chrome."""

@@ -23,7 +23,6 @@ from typing import Any
 LEVELS = ("off", "light", "medium", "full")
 DEFAULT_LEVEL = "light"
 DEFAULT_WINDOW = (1920, 1080)  # a common desktop size; the screen reported matches it
-COMMON_WINDOWS = ((1366, 768), (1440, 900), (1536, 864), (1920, 1080), (2560, 1440))
 LANGUAGES = ("en-US", "en")
 HARDWARE_CONCURRENCY = 8
 DEVICE_MEMORY = 8

@@ -34,6 +34,8 @@ def validate_name(name: object) -> str:
         raise InvalidProfileName(f"profile name {shown} must not start or end with a space")
     if name.startswith("."):
         raise InvalidProfileName(f"profile name {shown} must not start with a dot")
+    if name.endswith("."):  # Windows drops a trailing dot from directory names
+        raise InvalidProfileName(f"profile name {shown} must not end with a dot")
     if ".." in name:
         raise InvalidProfileName(f"profile name {shown} must not contain '..'")
     return name

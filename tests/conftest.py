@@ -255,3 +255,20 @@ def bridge_process(tmp_path: Path) -> Iterator[Callable[..., BridgeProcess]]:
     yield start
     for bp in started:
         bp.stop()
+
+
+# --- the profile store (tests/profiles) ------------------------------------------------------------
+@pytest.fixture
+def base(tmp_path: Path) -> Path:
+    """Where a test's profiles live."""
+    return tmp_path / "profiles"
+
+
+@pytest.fixture
+def store(base: Path) -> Iterator[Any]:
+    """A profile store under the test's tmp dir, closed after the test."""
+    from profiles.store import ProfileStore
+
+    s = ProfileStore(base)
+    yield s
+    s.close()

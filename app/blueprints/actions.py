@@ -40,12 +40,15 @@ def step_of(req: dict[str, Any]) -> act.Step:
     return act.Step(kind=req["kind"], target=target, text=req.get("text", req.get("value", "")),
                     value=req.get("value"), key=req.get("key", ""), modifiers=req["modifiers"],
                     button=req["button"], dx=dx, dy=dy, drag_x=req["dragX"], drag_y=req["dragY"],
-                    wait_nav=req["waitNav"], dialog_action=req["dialogAction"], dialog_text=req["dialogText"])
+                    wait_nav=req["waitNav"], dialog_action=req["dialogAction"], dialog_text=req["dialogText"],
+                    fast=req["fast"])
 
 
 def run_step(tab: Tab, req: dict[str, Any], cfg: Any) -> dict[str, Any]:
     """On the tab's worker: one step with its guards (``cfg`` read in the request's thread)."""
-    return act.perform(tab, step_of(req), guard=cfg.security.enable_action_guards,
+    step = step_of(req)
+    step.humanize = req.get("humanize", cfg.instance_defaults.humanize)
+    return act.perform(tab, step, guard=cfg.security.enable_action_guards,
                        wait_nav_s=cfg.timeouts.wait_nav_ms / 1000, navigate_timeout_s=cfg.timeouts.navigate_sec)
 
 
@@ -68,6 +71,14 @@ def after_snapshot(tab: Tab, mode: str, caller: str) -> dict[str, Any]:
     return {"snapshot": text, "snapshotFormat": "compact"}
 
 
+def step_timeout(req: dict[str, Any], cfg: Any) -> float:
+    """The action timeout, longer for humanized typing (about 0.1 s a character, in real time)."""
+    base = float(cfg.timeouts.action_sec)
+    if req.get("humanize", cfg.instance_defaults.humanize) and req.get("text"):
+        return base + 0.2 * len(req["text"])
+    return base
+
+
 @tab_route(bp, "/action", methods=["POST", "GET"])
 @doc("One action on an element, by ref, selector, nodeId or point", body=ActionSchema)
 def action(tab_id: str | None):  # type: ignore[no-untyped-def]
@@ -82,7 +93,7 @@ def action(tab_id: str | None):  # type: ignore[no-untyped-def]
             out.update(after_snapshot(t, req["snap"], caller))
         return out
 
-    return jsonify(on_tab(tab, job, req.get("timeout")))
+    return jsonify(on_tab(tab, job, req.get("timeout") or step_timeout(req, cfg)))
 
 
 @tab_route(bp, "/actions", methods=["POST"])
@@ -100,7 +111,7 @@ def actions(tab_id: str | None):  # type: ignore[no-untyped-def]
             tab = br.tab(req.get("tabId"))
             last_tab = tab
             results.append({"index": i, "success": True, "result": on_tab(tab, lambda t: run_step(t, req, cfg),
-                                                                          req.get("timeout"))})
+                                                                          req.get("timeout") or step_timeout(req, cfg))})
         except Exception as exc:  # a failed step is reported in its place, not as the request's error
             err = from_exception(exc)
             if err is None:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify
 
-from cdp.errors import CDPError
 
 from ..bridge import bridge
 from ..errors import BadRequest, disabled

@@ -6,22 +6,37 @@ orchestrator (``/profiles/{id}/start|stop|instance``, registered with the instan
 """
 from __future__ import annotations
 
-from flask import Blueprint, current_app, jsonify
+import threading
+from typing import Any
 
-from profiles import ProfileStore
+from flask import Blueprint, current_app, jsonify, request
+
+from profiles import ProfileInfo, ProfileStore
 
 from ..errors import BadRequest, Forbidden
 from ..params import from_body, from_query
-from ..schemas import ActivityQuerySchema, ProfileCreateSchema, ProfileImportSchema, ProfileUpdateSchema
+from ..schemas import (
+    ActivityQuerySchema,
+    ProfileCreateSchema,
+    ProfileImportSchema,
+    ProfileMetaSchema,
+    ProfileUpdateSchema,
+)
 from . import doc
 
 bp = Blueprint("profiles", __name__)
+# Profiles the orchestrator makes for an instance started without one, and deletes when it stops.
+TEMPORARY_PREFIX = "instance-"
+_store_lock = threading.Lock()
 
 
 def store() -> ProfileStore:
     ext = current_app.extensions
     if "pinchtab.profiles" not in ext:
-        ext["pinchtab.profiles"] = ProfileStore(ext["pinchtab.config"].profiles.base_dir)
+        # Two first requests at once must not each build a store (each starts a disk-usage thread).
+        with _store_lock:
+            if "pinchtab.profiles" not in ext:
+                ext["pinchtab.profiles"] = ProfileStore(ext["pinchtab.config"].profiles.base_dir)
     return ext["pinchtab.profiles"]
 
 
@@ -33,13 +48,35 @@ def activity():  # type: ignore[no-untyped-def]
     return log
 
 
+def public(info: ProfileInfo) -> dict[str, Any]:
+    """A profile as the API shows it: the store's record under the reference's key names."""
+    out: dict[str, Any] = dict(info)
+    out["sizeMB"] = out.pop("diskUsageMB")
+    return out
+
+
+def is_temporary(name: str) -> bool:
+    return name.startswith(TEMPORARY_PREFIX)
+
+
+def _flag(name: str) -> bool:
+    return request.args.get(name, "").lower() in ("1", "true", "yes")
+
+
 @bp.get("/profiles")
 @doc("Every saved profile: disk usage, last use, whether running, the account it is signed in as")
 def list_profiles():  # type: ignore[no-untyped-def]
-    from flask import request
-
-    refresh = request.args.get("refresh", "").lower() in ("1", "true", "yes")
-    return jsonify(store().list(refresh=refresh))
+    profiles = store().list(refresh=_flag("refresh"))
+    if not _flag("all"):
+        return jsonify([public(p) for p in profiles if not is_temporary(p["name"])])
+    # ?all=true: the raw records, temporary ones included and marked, empty fields left out.
+    raw = []
+    for info in profiles:
+        record = {k: v for k, v in public(info).items() if v is not None and v != ""}
+        if is_temporary(info["name"]):
+            record["temporary"] = True
+        raw.append(record)
+    return jsonify(raw)
 
 
 @bp.post("/profiles")
@@ -55,14 +92,25 @@ def create_profile():  # type: ignore[no-untyped-def]
 @doc("Copy a Chrome user-data dir that exists on this machine into a new profile", body=ProfileImportSchema)
 def import_profile():  # type: ignore[no-untyped-def]
     req = from_body(ProfileImportSchema)
-    info = store().import_(req["name"], req["sourcePath"], description=req["description"], use_when=req["useWhen"])
+    info = store().import_(req["name"], req["sourcePath"], description=req["description"],
+                           use_when=req["useWhen"])
     return jsonify({"status": "imported", "id": info["id"], "name": info["name"]}), 201
 
 
 @bp.get("/profiles/<ident>")
 @doc("One profile")
 def get_profile(ident: str):  # type: ignore[no-untyped-def]
-    return jsonify(store().get(ident))
+    return jsonify(public(store().get(ident)))
+
+
+@bp.patch("/profiles/meta")
+@doc("Change the description or useWhen of the profile named in the body", body=ProfileMetaSchema)
+def update_meta():  # type: ignore[no-untyped-def]
+    req = from_body(ProfileMetaSchema)
+    if "description" not in req and "useWhen" not in req:
+        raise BadRequest("nothing to change: send description or useWhen")
+    info = store().update(req["name"], description=req.get("description"), use_when=req.get("useWhen"))
+    return jsonify({"status": "updated", "id": info["id"], "name": info["name"]})
 
 
 @bp.patch("/profiles/<ident>")
@@ -71,8 +119,9 @@ def update_profile(ident: str):  # type: ignore[no-untyped-def]
     req = from_body(ProfileUpdateSchema)
     if not req:
         raise BadRequest("nothing to change: send name, description or useWhen")
-    return jsonify(store().update(ident, description=req.get("description"), use_when=req.get("useWhen"),
-                                  name=req.get("name")))
+    name = req.get("name")
+    return jsonify(public(store().update(ident, description=req.get("description"), use_when=req.get("useWhen"),
+                                         name=None if name is None else name)))
 
 
 @bp.delete("/profiles/<ident>")
@@ -106,7 +155,9 @@ def profile_logs(ident: str):  # type: ignore[no-untyped-def]
 @doc("A profile's totals: actions, the last 24 h, top hosts and endpoints")
 def profile_analytics(ident: str):  # type: ignore[no-untyped-def]
     info = store().get(ident)
-    return jsonify(activity().analytics(info["name"]))
+    stats = activity().analytics(info["name"])
+    return jsonify({"totalActions": stats["totalActions"], "last24h": stats["last24h"],
+                    "commonHosts": stats["topHosts"], "topEndpoints": stats["topEndpoints"]})
 
 
 @bp.get("/api/activity")
@@ -121,6 +172,6 @@ def _query(profile, req):  # type: ignore[no-untyped-def]
     try:
         return activity().query(profile=profile, agent=req.get("agentId"), tab=req.get("tabId"),
                                 since=req.get("since"), until=req.get("until"), limit=req["limit"])
-    except ValueError as exc:
-        raise BadRequest(str(exc), code="bad_filter") from None
+    except (ValueError, OverflowError) as exc:  # OverflowError: a time zone pushes a date past year 1 or 9999
+        raise BadRequest(f"bad since/until: {exc}", code="bad_filter") from None
 

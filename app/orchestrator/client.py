@@ -46,8 +46,9 @@ class ManagerClient:
             try:
                 chan.send({"op": op, "args": args or {}}, timeout_s)
                 answer = chan.receive(timeout_s)
-            except (TimeoutError, socket.timeout):
-                raise ManagerUnavailable(f"the instance manager did not answer {op!r} within {timeout_s:.0f} s") from None
+            except TimeoutError:
+                raise ManagerUnavailable(f"the instance manager did not answer {op!r} "
+                                         f"within {timeout_s:.0f} s") from None
             except (OSError, ProtocolError) as exc:
                 raise ManagerUnavailable(f"lost the instance manager during {op!r}: {exc}") from None
         except OSError as exc:

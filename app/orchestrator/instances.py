@@ -10,7 +10,7 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -35,7 +35,7 @@ TEMP_PREFIX = "instance-"
 
 def utc_iso(ts: float | None = None) -> str:
     """An RFC 3339 UTC timestamp with milliseconds."""
-    return datetime.fromtimestamp(ts if ts is not None else time.time(), timezone.utc) \
+    return datetime.fromtimestamp(ts if ts is not None else time.time(), UTC) \
         .isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -176,6 +176,8 @@ class Instance:
     # The bridge's own bearer token: only the manager and the worker ever see it.
     token: str = field(default_factory=lambda: secrets.token_urlsafe(32), repr=False)
     child: Any = field(default=None, repr=False)  # the manager's Child while a process runs
+    # Outlives each child, so the lines before a crash stay readable after the restart.
+    logs: LogRing = field(default_factory=LogRing, repr=False)
 
     @property
     def url(self) -> str:

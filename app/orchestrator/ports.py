@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from .errors import PortUnavailable
 

@@ -1,0 +1,765 @@
+"""``python -m app.orchestrator.manager``: the process that owns every instance of a server.
+
+Started by the gunicorn master's ``on_starting`` hook as a fresh interpreter in its own session,
+and stopped by ``on_exit``. Why a process of its own: gunicorn's master reaps every child with
+``waitpid(-1)`` (a bridge started there would lose its exit status) and forks again for every new
+worker (a thread there could deadlock the fork); a worker restarts whenever gunicorn likes.
+
+The manager allocates ports, writes each child's config, spawns ``pinchtab bridge`` children,
+polls their ``/health`` until running or error, restarts crashed ones with backoff, stops them
+(``POST /shutdown``, then SIGTERM to the group, then SIGKILL, each under a deadline), and
+publishes lifecycle events. The worker talks to it over a Unix socket (``protocol``). It cleans
+up after a crashed earlier run (pidfiles) at start, and exits when its parent is gone.
+
+Threads: the main thread runs :meth:`Manager.manage` (signals, the parent watch, reaping,
+restarts); one thread accepts socket connections and one serves each; one thread per starting
+instance polls its health; one per child reads its output.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import fcntl
+import json
+import logging
+import os
+import select
+import shutil
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from profiles import ProfileStore
+from profiles import errors as profile_errors
+from profiles.atomic import write_bytes_atomic
+from profiles.names import profile_id as profile_id_of
+
+from ..config import Config, load_config
+from ..errors import APIError
+from . import instances as lifecycle
+from .children import Child, clean_orphans
+from .errors import (
+    AttachUnreachable,
+    BadManagerRequest,
+    HaltManager,
+    InstanceNotFound,
+    ManagerUnavailable,
+    OrchestratorError,
+    ProfileInUse,
+    ProfileNotFound,
+    to_wire,
+)
+from .instances import Backoff, EventRing, Instance, check_attach, instance_id
+from .ports import PortAllocator
+from .protocol import OPS, SOCKET_NAME, LineChannel, ProtocolError, ensure_private_dir, runtime_dir, unix_address
+
+log = logging.getLogger(__name__)
+
+TICK_S = 0.25
+HEALTH_INTERVAL_S = 0.25
+HEALTH_TIMEOUT_S = 45.0
+SHUTDOWN_REQUEST_S = 4.0  # POST /shutdown
+SHUTDOWN_WAIT_S = 5.0  # then the process has this long to exit
+TERM_WAIT_S = 3.0
+KILL_WAIT_S = 2.0
+STOP_ALL_S = 20.0  # every instance, in parallel, when the manager stops
+MAX_WAIT_S = 30.0  # the longest a long-poll request may wait
+CONN_IDLE_S = 60.0
+LOG_TAIL_IN_ERRORS = 5
+# Where the app package lives, so ``python -m app.cli`` works whatever directory we started in.
+_PACKAGE_ROOT = str(Path(str(__import__("app").__file__)).resolve().parent.parent)
+# The child gets its settings from its config file and its token from us, never from our env.
+_ENV_DROP_PREFIXES = ("PINCHTAB_", "BRIDGE_")
+_ENV_DROP = ("CDP_URL",)
+
+
+class Manager:
+    """Owns every instance of one server: start, manage, stop; spawn, reap, kill."""
+
+    def __init__(self, config: Config, parent_pid: int) -> None:
+        self.config = config
+        self.parent_pid = parent_pid
+        self.run_dir = runtime_dir(config.server.state_dir)
+        self.pid_dir = self.run_dir / "pids"
+        self.instances_dir = config.server.state_dir / "instances"
+        mi = config.multi_instance
+        self.ports = PortAllocator(mi.instance_port_start, mi.instance_port_end)
+        self.backoff = Backoff(mi.restart)
+        self.events = EventRing()
+        self.instances: dict[str, Instance] = {}
+        self.default_id: str | None = None
+        self.generation = 0
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
+        self._halting = threading.Event()
+        self._signals: list[int] = []
+        self._base = config.to_dict()
+        self._store: ProfileStore | None = None
+        self._server: ControlServer | None = None
+        self._lock_fd: int | None = None
+        self._wake_r, self._wake_w = os.pipe()
+        self._parent_fd: int | None = None
+        self._http = requests.Session()
+
+    # --- lifecycle -------------------------------------------------------------------------------
+    def run(self) -> int:
+        """Start, manage until told to stop (or orphaned), stop; the process's exit status."""
+        status = 0
+        try:
+            self.start()
+            self.manage()
+        except HaltManager as halt:
+            log.info("manager stopping: %s", halt.reason)
+            status = halt.exit_status
+        finally:
+            self.stop()
+        return status
+
+    def start(self) -> None:
+        """Take the runtime dir, clean up a crashed run, open the socket, launch the default instance."""
+        ensure_private_dir(self.run_dir)
+        ensure_private_dir(self.pid_dir)
+        self._take_lock()
+        killed = clean_orphans(self.pid_dir)
+        if killed:
+            log.warning("cleaned up %d orphaned instance(s) of an earlier run", len(killed))
+        self._store = ProfileStore(self.config.profiles.base_dir)
+        self.init_signals()
+        self._parent_fd = _pidfd(self.parent_pid)
+        self._server = ControlServer(self.run_dir / SOCKET_NAME, self.handle)
+        self._server.start()
+        log.info("manager ready (pid %d, parent %d, ports %d-%d)", os.getpid(), self.parent_pid,
+                 self.ports.start, self.ports.end)
+        if self.config.multi_instance.strategy in ("always-on", "simple"):
+            profile = self.config.instance_defaults.profile or self.config.profiles.default_profile
+            try:
+                inst = self.launch(profile_id=profile, default=True, create_profile=True)
+                log.info("default instance %s launching on port %d (profile %s)", inst.id, inst.port, profile)
+            except APIError as exc:
+                log.error("the default instance could not be launched: %s", exc.message)
+
+    def _take_lock(self) -> None:
+        # One manager per state dir: a second one would take the first one's children for orphans.
+        fd = os.open(self.run_dir / "manager.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise HaltManager(f"another pinchtab server is running on state dir {self.config.server.state_dir}",
+                              exit_status=3) from None
+        self._lock_fd = fd
+
+    def init_signals(self) -> None:
+        """Handlers only queue the signal and wake the loop; :meth:`manage` does the work."""
+        os.set_blocking(self._wake_w, False)
+        os.set_blocking(self._wake_r, False)
+        signal.set_wakeup_fd(self._wake_w, warn_on_full_buffer=False)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD):
+            signal.signal(sig, self._queue_signal)
+
+    def _queue_signal(self, signum: int, _frame: Any) -> None:
+        self._signals.append(signum)
+
+    def manage(self) -> None:
+        """The main loop: signals, the parent watch, reaping and restarts, every tick or sooner."""
+        while True:
+            self._sleep(TICK_S)
+            while self._signals:
+                sig = self._signals.pop(0)
+                if sig != signal.SIGCHLD:
+                    raise HaltManager(f"received {signal.Signals(sig).name}")
+            if self._parent_gone():
+                raise HaltManager(f"parent process {self.parent_pid} is gone")
+            self.reap()
+            self.restart_due()
+
+    def _sleep(self, timeout_s: float) -> None:
+        fds = [self._wake_r] + ([self._parent_fd] if self._parent_fd is not None else [])
+        try:
+            ready, _, _ = select.select(fds, [], [], timeout_s)
+        except InterruptedError:
+            return
+        if self._wake_r in ready:
+            with contextlib.suppress(BlockingIOError, OSError):
+                while os.read(self._wake_r, 4096):
+                    pass
+
+    def _parent_gone(self) -> bool:
+        if self._parent_fd is not None:
+            ready, _, _ = select.select([self._parent_fd], [], [], 0)
+            return bool(ready)
+        return os.getppid() != self.parent_pid
+
+    def stop(self) -> None:
+        """Stop every instance (in parallel, bounded), close the socket, release the runtime dir."""
+        self._halting.set()
+        if self._server is not None:
+            self._server.stop()
+        with self._lock:
+            victims = [i for i in self.instances.values() if i.active]
+        threads = [threading.Thread(target=self._stop_quietly, args=(i,), name=f"stop:{i.id}", daemon=True)
+                   for i in victims]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + STOP_ALL_S
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        if any(t.is_alive() for t in threads):
+            log.error("some instances did not stop within %.0f s", STOP_ALL_S)
+        if self._store is not None:
+            self._store.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the flock
+            self._lock_fd = None
+        self._http.close()
+
+    def _stop_quietly(self, inst: Instance) -> None:
+        try:
+            self.stop_instance(inst.id)
+        except Exception:  # one instance failing to stop must not keep the others running
+            log.exception("instance %s: stop failed", inst.id)
+
+    # --- requests from the worker (one thread per connection) -------------------------------------
+    def handle(self, op: str, args: dict[str, Any]) -> Any:
+        """Run one socket request; raises APIError subclasses for refusals."""
+        if op == "list":
+            return self.list_state(_int_or_none(args.get("after")), _wait_s(args))
+        if op == "events-since":
+            return self.events.since(_int_or_none(args.get("after")), _wait_s(args))
+        if op == "start":
+            port = args.get("port")
+            if port is not None and (not isinstance(port, int) or isinstance(port, bool)):
+                raise BadManagerRequest("port must be an integer", details={"field": "port"})
+            return self.launch(profile_id=args.get("profileId") or None, mode=args.get("mode") or None,
+                               port=port).record()
+        if op == "attach":
+            inst, created = self.attach(str(args.get("name") or ""), str(args.get("cdpUrl") or ""))
+            return {"instance": inst.record(), "created": created}
+        instance = str(args.get("id") or "")
+        if op == "get":
+            return self._find(instance).record()
+        if op == "stop":
+            return self.stop_instance(instance)
+        if op == "restart":
+            return self.restart_instance(instance).record()
+        if op == "logs":
+            lines = _int_or_none(args.get("lines"))
+            inst = self._find(instance)
+            return {"text": "\n".join(inst.logs.tail(lines))}
+        raise BadManagerRequest(f"unknown op {op!r}")
+
+    def list_state(self, after: int | None, wait_s: float) -> dict[str, Any]:
+        """Every instance with its token (for the worker's proxy) and whether a restart is planned,
+        waiting up to ``wait_s`` for a change past generation ``after``."""
+        deadline = time.monotonic() + wait_s
+        with self._cond:
+            while after is not None and self.generation <= after:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
+            return {"generation": self.generation, "default": self.default_id,
+                    "instances": [{"record": i.record(), "token": i.token, "restarting": i.restart_at is not None}
+                                  for i in self.instances.values()]}
+
+    def _find(self, instance: str) -> Instance:
+        with self._lock:
+            inst = self.instances.get(instance)
+        if inst is None:
+            raise InstanceNotFound(instance)
+        return inst
+
+    def _changed(self) -> None:
+        """Called under the lock after any change the worker's mirror must see."""
+        self.generation += 1
+        self._cond.notify_all()
+
+    def _publish(self, event_type: str, inst: Instance, status: str | None = None) -> None:
+        record = inst.record()
+        if status is not None:
+            record["status"] = status  # the status the event is about, not the one it has moved on to
+        ev = self.events.publish(event_type, record)
+        log.info("event %d %s %s (%s)", ev["id"], event_type, inst.id, inst.status)
+
+    # --- launching -------------------------------------------------------------------------------
+    def launch(self, profile_id: str | None = None, mode: str | None = None, port: int | None = None,
+               default: bool = False, create_profile: bool = False) -> Instance:
+        """Start an instance on a profile (a temporary one without ``profile_id``); returns it starting.
+
+        Raises ProfileNotFound, ProfileInUse (another instance or process runs the profile) and
+        PortUnavailable.
+        """
+        if self._halting.is_set():
+            raise ManagerUnavailable("the instance manager is stopping")
+        mode = mode or self.config.instance_defaults.mode
+        if mode not in ("headless", "headed"):
+            raise BadManagerRequest("mode must be 'headless' or 'headed'", details={"field": "mode"})
+        temporary = not profile_id
+        info: dict[str, Any] | None = None
+        if profile_id:
+            info = self._resolve_profile(profile_id, create_profile)
+            name, pid = info["name"], info["id"]
+        else:
+            name = f"{lifecycle.TEMP_PREFIX}{int(time.time() * 1000)}"
+            pid = profile_id_of(name)
+        with self._lock:
+            for other in self.instances.values():
+                if other.active and not other.attached and other.profile_name == name:
+                    raise ProfileInUse(f"profile {name!r} is in use by instance {other.id}",
+                                       details={"profile": name, "instanceId": other.id})
+            if info is not None:
+                self._check_idle(info)
+            if temporary:
+                # Two anonymous starts in one millisecond get distinct names.
+                while any(i.profile_name == name for i in self.instances.values()):
+                    name += "x"
+                    pid = profile_id_of(name)
+            port = self.ports.reserve(port) if port else self.ports.allocate()
+            started = time.time()
+            inst = Instance(id=instance_id(pid, name, started), profile_id=pid, profile_name=name, port=port,
+                            mode=mode, temporary=temporary, default=default, start_time=started)
+            self.instances[inst.id] = inst
+            if default:
+                self.default_id = inst.id
+            self._changed()
+        try:
+            if temporary:
+                self._profiles().create(name, description="temporary profile of one instance; deleted when it stops")
+            self.spawn(inst)
+        except Exception as exc:
+            self._abandon(inst)
+            if isinstance(exc, APIError):
+                raise
+            if isinstance(exc, profile_errors.ProfileError):
+                raise OrchestratorError(str(exc), code="profile_error", status=409) from None
+            log.exception("instance %s: launch failed", inst.id)
+            raise OrchestratorError(f"could not launch the instance: {exc}", code="launch_failed") from None
+        return inst
+
+    def _resolve_profile(self, profile: str, create: bool) -> dict[str, Any]:
+        store = self._profiles()
+        try:
+            return dict(store.get(profile))
+        except profile_errors.ProfileNotFound:
+            if not create:
+                raise ProfileNotFound(f"profile {profile!r} not found", details={"profileId": profile}) from None
+            try:
+                return dict(store.create(profile))
+            except profile_errors.ProfileExists:
+                return dict(store.get(profile))
+        except profile_errors.InvalidProfileName as exc:
+            raise BadManagerRequest(str(exc), details={"field": "profileId"}) from None
+
+    @staticmethod
+    def _check_idle(info: dict[str, Any]) -> None:
+        """Refuse a profile that a process outside this manager holds (a lone bridge, a Chrome)."""
+        if info.get("running"):
+            holder: dict[str, Any] = dict(info.get("lockedBy") or {})
+            who = holder.get("owner") or (f"Chrome (pid {info.get('chromePid')})" if info.get("chromePid") else "")
+            raise ProfileInUse(f"profile {info['name']!r} is in use by another process"
+                               + (f": {who}" if who else ""), details={"profile": info["name"], "lockedBy": holder})
+
+    def _profiles(self) -> ProfileStore:
+        if self._store is None:
+            self._store = ProfileStore(self.config.profiles.base_dir)
+        return self._store
+
+    def _abandon(self, inst: Instance) -> None:
+        """Undo a launch that failed before its child ran."""
+        with self._lock:
+            self.instances.pop(inst.id, None)
+            self.ports.release(inst.port)
+            if self.default_id == inst.id:
+                self.default_id = None
+            inst.status = lifecycle.STOPPED
+            self._changed()
+        if inst.temporary:
+            self._drop_temporary(inst)
+
+    def attach(self, name: str, cdp_url: str) -> tuple[Instance, bool]:
+        """Run a bridge on a browser someone else started; returns (instance, created).
+
+        Raises AttachDisabled or AttachNotAllowed (naming the setting) and AttachUnreachable.
+        """
+        check_attach(self.config.security.attach, cdp_url)
+        if not name or len(name) > 64 or not all(c.isalnum() or c in "-_." for c in name):
+            raise BadManagerRequest("name must be 1-64 letters, digits, '-', '_' or '.'", details={"field": "name"})
+        with self._lock:
+            for other in self.instances.values():
+                if other.active and other.attached and other.profile_name == name:
+                    if other.cdp_url != cdp_url:
+                        raise ProfileInUse(f"an attached instance named {name!r} already exists ({other.id})",
+                                           code="instance_exists", details={"instanceId": other.id})
+                    return other, False
+        from cdp.errors import LaunchError
+        from cdp.launcher import resolve_cdp_url
+
+        try:
+            resolve_cdp_url(cdp_url, timeout_s=3.0)
+        except LaunchError as exc:
+            raise AttachUnreachable(f"no browser answers at the CDP URL: {lifecycle.redact_url(str(exc))}") from None
+        with self._lock:
+            port = self.ports.allocate()
+            started = time.time()
+            inst = Instance(id=instance_id("", name, started), profile_id="", profile_name=name, port=port,
+                            mode=self.config.instance_defaults.mode, attached=True, cdp_url=cdp_url,
+                            start_time=started)
+            self.instances[inst.id] = inst
+            self._changed()
+        try:
+            self.spawn(inst)
+        except Exception as exc:
+            self._abandon(inst)
+            raise OrchestratorError(f"could not start the bridge for {name!r}: {exc}", code="launch_failed") from None
+        return inst, True
+
+    # --- children ----------------------------------------------------------------------------------
+    def spawn(self, inst: Instance) -> None:
+        """Write the instance's config and start its ``pinchtab bridge``; health is polled in a thread."""
+        state_dir = self._state_dir(inst)
+        ensure_private_dir(state_dir)
+        config_path = state_dir / "config.json"
+        write_bytes_atomic(config_path, json.dumps(self.child_config(inst, state_dir), indent=2).encode())
+        env = {k: v for k, v in os.environ.items() if not k.startswith(_ENV_DROP_PREFIXES) and k not in _ENV_DROP}
+        env.update({"PINCHTAB_CONFIG": str(config_path), "PINCHTAB_TOKEN": inst.token, "PYTHONUNBUFFERED": "1"})
+        logs = inst.logs
+        logs.add(f"--- pinchtab bridge on port {inst.port} ({time.strftime('%Y-%m-%d %H:%M:%S')}) ---")
+        child = Child(inst.id, [sys.executable, "-m", "app.cli", "bridge"], env, _PACKAGE_ROOT, logs, self.pid_dir)
+        with self._lock:
+            if inst.status != lifecycle.STARTING:
+                # Stopped while we were spawning: the stopper saw no child, so we end this one.
+                orphan = child
+            else:
+                orphan = None
+                inst.child = child
+                self._changed()
+        if orphan is not None:
+            orphan.signal(signal.SIGKILL)
+            orphan.wait(KILL_WAIT_S)
+            orphan.finish()
+            return
+        log.info("instance %s: bridge pid %d on port %d", inst.id, child.pid, inst.port)
+        threading.Thread(target=self._await_ready, args=(inst, child), name=f"health:{inst.id}", daemon=True).start()
+
+    def _state_dir(self, inst: Instance) -> Path:
+        # Per profile, so a profile's screenshots and activity outlive one instance id.
+        return self.instances_dir / (f"attached-{inst.profile_name}" if inst.attached else inst.profile_name)
+
+    def child_config(self, inst: Instance, state_dir: Path) -> dict[str, Any]:
+        """The child's config file: ours, with its port, profile, mode and state dir; no token."""
+        data = copy.deepcopy(self._base)
+        data["server"].update(port=inst.port, bind="127.0.0.1", token="", stateDir=str(state_dir))
+        data["instanceDefaults"].update(mode=inst.mode, profile="" if inst.attached else inst.profile_name)
+        data["browser"]["cdpUrl"] = inst.cdp_url if inst.attached else ""
+        return data
+
+    def _await_ready(self, inst: Instance, child: Child) -> None:
+        """Poll the child's /health until it is ok (running) or the deadline passes (error)."""
+        deadline = time.monotonic() + HEALTH_TIMEOUT_S
+        url = f"{inst.url}/health"
+        while time.monotonic() < deadline and not self._halting.is_set():
+            if inst.child is not child or inst.status != lifecycle.STARTING or child.exit_code() is not None:
+                return  # stopped, restarted, or exited (reap reports that)
+            try:
+                resp = self._http.get(url, timeout=1.0)
+                healthy = resp.status_code == 200 and resp.json().get("status") == "ok"
+            except (requests.RequestException, ValueError):
+                healthy = False
+            if healthy:
+                with self._lock:
+                    if inst.child is not child or inst.status != lifecycle.STARTING:
+                        return
+                    inst.status = lifecycle.RUNNING
+                    inst.error = ""
+                    inst.running_since = time.monotonic()
+                    self._changed()
+                self._publish(lifecycle.ATTACHED if inst.attached else lifecycle.STARTED, inst)
+                return
+            self._halting.wait(HEALTH_INTERVAL_S)
+        if self._halting.is_set():
+            return
+        with self._lock:
+            if inst.child is not child or inst.status != lifecycle.STARTING:
+                return
+            self._fail(inst, f"no healthy answer on /health within {HEALTH_TIMEOUT_S:.0f} s")
+        child.signal(signal.SIGKILL)  # hung: nothing polite would reach it; reap() finishes it
+
+    def _fail(self, inst: Instance, reason: str) -> None:
+        """Under the lock: mark the instance failed, with its last log lines, and plan a restart."""
+        tail = [line for line in inst.logs.tail(LOG_TAIL_IN_ERRORS) if line.strip()]
+        inst.status = lifecycle.ERROR
+        inst.error = reason + (": " + " | ".join(tail) if tail else "")
+        up_for = time.monotonic() - inst.running_since if inst.running_since is not None else None
+        inst.running_since = None
+        inst.restarts, delay = self.backoff.next_delay(inst.restarts, up_for)
+        if delay is None:
+            inst.error += f" (gave up after {inst.restarts} restarts: multiInstance.restart.maxRestarts)"
+            inst.restart_at = None
+        else:
+            inst.restart_at = time.monotonic() + delay
+            log.warning("instance %s: %s; restart %d in %.0f s", inst.id, reason, inst.restarts, delay)
+        self._changed()
+        self._publish(lifecycle.ERRORED, inst)
+
+    def reap(self) -> None:
+        """Notice children that exited; a crash of a starting or running instance is an error."""
+        with self._lock:
+            candidates = [i for i in self.instances.values()
+                          if i.child is not None and i.status != lifecycle.STOPPING]
+        for inst in candidates:
+            child = inst.child
+            if child is None or child.exit_code() is None:
+                continue
+            child.finish()
+            with self._lock:
+                if inst.child is not child or inst.status == lifecycle.STOPPING:
+                    continue
+                inst.child = None
+                if inst.status in (lifecycle.STARTING, lifecycle.RUNNING):
+                    self._fail(inst, f"bridge {child.describe_exit()}")
+                else:
+                    self._changed()
+
+    def restart_due(self) -> None:
+        """Respawn crashed instances whose backoff has passed."""
+        now = time.monotonic()
+        with self._lock:
+            due = [i for i in self.instances.values()
+                   if i.status == lifecycle.ERROR and i.restart_at is not None and i.restart_at <= now
+                   and i.child is None]
+            for inst in due:
+                inst.restart_at = None
+                self._prepare_respawn(inst)
+        for inst in due:
+            log.info("instance %s: restarting (attempt %d)", inst.id, inst.restarts)
+            self._respawn(inst)
+
+    def _prepare_respawn(self, inst: Instance) -> None:
+        """Under the lock: back to starting, on the same port unless someone else took it."""
+        if not self.ports.check(inst.port):
+            self.ports.release(inst.port)
+            inst.port = self.ports.allocate()
+        inst.status = lifecycle.STARTING
+        inst.error = ""  # the crash is in the error event and the logs; this is a fresh start
+        inst.start_time = time.time()
+        self._changed()
+
+    def _respawn(self, inst: Instance) -> None:
+        try:
+            self.spawn(inst)
+        except Exception as exc:
+            log.exception("instance %s: respawn failed", inst.id)
+            with self._lock:
+                if inst.status == lifecycle.STARTING and inst.child is None:
+                    self._fail(inst, f"could not start the bridge: {exc}")
+
+    # --- stopping ----------------------------------------------------------------------------------
+    def stop_instance(self, instance: str) -> dict[str, Any]:
+        """Stop an instance for good and forget it; ``{"status": "stopped", "id"}``."""
+        inst = self._begin_stop(instance)
+        self.kill(inst, inst.child)
+        with self._lock:
+            inst.child = None
+            inst.status = lifecycle.STOPPED
+            self.instances.pop(inst.id, None)
+            self.ports.release(inst.port)
+            if self.default_id == inst.id:
+                self.default_id = None
+            self._changed()
+        if inst.temporary:
+            self._drop_temporary(inst)
+        self._publish(lifecycle.STOPPED_EVENT, inst)
+        return {"status": "stopped", "id": inst.id}
+
+    def restart_instance(self, instance: str) -> Instance:
+        """Stop the instance's bridge and start a fresh one (same id, profile and port)."""
+        inst = self._begin_stop(instance)
+        self.kill(inst, inst.child)
+        self._publish(lifecycle.STOPPED_EVENT, inst, status=lifecycle.STOPPED)
+        with self._lock:
+            inst.child = None
+            inst.restarts = 0
+            inst.error = ""
+            self._prepare_respawn(inst)
+        self._respawn(inst)
+        return inst
+
+    def _begin_stop(self, instance: str) -> Instance:
+        with self._lock:
+            inst = self._find(instance)
+            if inst.status == lifecycle.STOPPING:
+                raise OrchestratorError(f"instance {inst.id} is already stopping", code="instance_stopping", status=409)
+            inst.status = lifecycle.STOPPING
+            inst.restart_at = None
+            self._changed()
+            return inst
+
+    def kill(self, inst: Instance, child: Child | None) -> None:
+        """The stop sequence: POST /shutdown, then SIGTERM to the group, then SIGKILL, each bounded.
+
+        An attached instance's browser is not in the group, so it is never killed.
+        """
+        if child is None:
+            return
+        try:
+            if child.exit_code() is None:
+                try:
+                    self._http.post(f"{inst.url}/shutdown", headers={"Authorization": f"Bearer {inst.token}"},
+                                    timeout=SHUTDOWN_REQUEST_S)
+                except requests.RequestException:
+                    pass  # not answering: the signals follow
+                if child.wait(SHUTDOWN_WAIT_S):
+                    return
+            for sig, wait_s in ((signal.SIGTERM, TERM_WAIT_S), (signal.SIGKILL, KILL_WAIT_S)):
+                if child.exit_code() is not None:
+                    return
+                log.warning("instance %s: sending %s to the bridge", inst.id, signal.Signals(sig).name)
+                child.signal(sig)
+                if child.wait(wait_s):
+                    return
+            log.error("instance %s: failed to stop process %d; still running", inst.id, child.pid)
+        finally:
+            child.finish()
+
+    def _drop_temporary(self, inst: Instance) -> None:
+        """Delete a temporary instance's profile and state dir (it was made for this instance only)."""
+        try:
+            self._profiles().delete(inst.profile_name)
+        except profile_errors.ProfileNotFound:
+            pass
+        except profile_errors.ProfileError as exc:
+            log.warning("instance %s: could not delete temporary profile %s: %s", inst.id, inst.profile_name, exc)
+        shutil.rmtree(self._state_dir(inst), ignore_errors=True)
+
+
+def _int_or_none(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadManagerRequest("expected an integer")
+    return value
+
+
+def _wait_s(args: dict[str, Any]) -> float:
+    value = args.get("waitS") or 0
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise BadManagerRequest("waitS must be a number")
+    return max(0.0, min(float(value), MAX_WAIT_S))
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):  # no pidfd here: the loop polls getppid instead
+        return None
+
+
+class ControlServer:
+    """The manager's Unix socket: accepts connections and serves JSON-line requests on each."""
+
+    def __init__(self, path: Path, handler: Any) -> None:
+        self.path = path
+        self.handler = handler
+        self._sock: socket.socket | None = None
+        self._stopped = threading.Event()
+
+    def start(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()  # a dead manager's socket; the manager lock proves it is dead
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        with unix_address(self.path) as address:
+            sock.bind(address)
+        os.chmod(self.path, 0o600)
+        sock.listen(64)
+        sock.settimeout(0.5)  # so the accept loop sees a stop within half a second
+        self._sock = sock
+        threading.Thread(target=self._accept_loop, name="manager-accept", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                self._sock.close()
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+    def _accept_loop(self) -> None:
+        assert self._sock is not None
+        while not self._stopped.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                if self._stopped.is_set():
+                    return
+                continue
+            if not _same_user(conn):
+                conn.close()
+                continue
+            threading.Thread(target=self._serve, args=(conn,), name="manager-conn", daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        chan = LineChannel(conn)
+        try:
+            while not self._stopped.is_set():
+                try:
+                    req = chan.receive(CONN_IDLE_S)
+                except (TimeoutError, ProtocolError, OSError):
+                    return
+                if req is None:
+                    return
+                chan.send(self.dispatch(req), 10.0)
+        except OSError:
+            pass  # the caller went away (its deadline passed); nothing to answer
+        finally:
+            chan.close()
+
+    def dispatch(self, req: Any) -> dict[str, Any]:
+        """One request to one answer; never raises."""
+        try:
+            if not isinstance(req, dict) or req.get("op") not in OPS or not isinstance(req.get("args", {}), dict):
+                raise BadManagerRequest(f"expected {{\"op\": one of {', '.join(OPS)}, \"args\": {{...}}}}")
+            return {"ok": True, "result": self.handler(req["op"], req.get("args") or {})}
+        except APIError as exc:
+            return {"ok": False, "error": to_wire(exc)}
+        except Exception as exc:
+            log.exception("manager request %r failed", req.get("op") if isinstance(req, dict) else req)
+            return {"ok": False, "error": {"status": 500, "code": "internal", "message": f"internal error: {exc}"}}
+
+
+def _same_user(conn: socket.socket) -> bool:
+    # The 0700 dir already keeps others out; the peer's uid is a second, cheap check.
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except OSError:
+        return True
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return uid == os.getuid()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m app.orchestrator.manager",
+                                     description="The instance manager of `pinchtab server` (started by it).")
+    parser.add_argument("--config", required=True, help="the server's config file (JSON, no token)")
+    parser.add_argument("--parent", type=int, required=True, help="exit when this process is gone")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config = load_config(env={"PINCHTAB_CONFIG": args.config, "HOME": os.environ.get("HOME", "")})
+    try:
+        return Manager(config, args.parent).run()
+    except HaltManager as halt:  # refused to start (another manager holds the state dir)
+        log.error("%s", halt.reason)
+        return halt.exit_status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""Humanized actions and stealth as an agent reaches them: through the HTTP API."""
+from __future__ import annotations
+
+import pytest
+from conftest import make_config, nav
+
+
+@pytest.fixture
+def stealthy(tmp_path):
+    """A bridge app with a browser of its own, launched as `pinchtab bridge` does (stealth: light)."""
+    from app import create_app
+
+    app = create_app(make_config(tmp_path, **{"security.allowEvaluate": True}), start_browser=False)
+    app.extensions["pinchtab"].start(background=False)
+    yield app.test_client()
+    app.extensions["pinchtab"].stop()
+
+
+def evaluate(client, expression):
+    r = client.post("/evaluate", json={"expression": expression, "awaitPromise": True})
+    assert r.status_code == 200, r.json
+    return r.json["result"]
+
+
+def test_default_stealth_passes_our_bot_detection_page(stealthy, site):
+    status = stealthy.get("/stealth/status").json
+    assert status["level"] == "light" and "--disable-blink-features=AutomationControlled" in status["flags"]
+    nav(stealthy, site.url("bot_detect.html"))
+    from conftest import wait_until
+
+    score = wait_until(lambda: evaluate(stealthy, "window.__botScore || null"), 10)
+    assert score["score"] == 0, score["failed"]
+    assert "Headless" not in evaluate(stealthy, "navigator.userAgent")
+
+
+def test_humanize_on_click_and_type_through_the_api(stealthy, site):
+    nav(stealthy, site.url("bot_input.html"))
+    r = stealthy.post("/action", json={"kind": "click", "selector": "button", "humanize": True})
+    assert r.status_code == 200 and r.json["result"]["human"] is True
+    moves = evaluate(stealthy, "window.__moves.length")
+    assert moves >= 5
+    text = "Héllo, wörld! 😀"
+    r = stealthy.post("/action", json={"kind": "type", "selector": "#field", "text": text, "humanize": True,
+                                       "fast": True})
+    assert r.status_code == 200 and r.json["result"]["human"] is True
+    assert evaluate(stealthy, "document.querySelector('#field').value") == text
+    plain = stealthy.post("/action", json={"kind": "click", "selector": "button"}).json["result"]
+    assert "human" not in plain
