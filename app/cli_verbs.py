@@ -54,7 +54,7 @@ def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = Non
         columns = list(dict.fromkeys(k for row in rows for k in row))
     cells = [[c.upper() for c in columns]] + [[_cell(row.get(c)) for c in columns] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
-    return "\n".join("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in cells)
+    return "\n".join("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in cells)
 
 
 def format_human(value: Any) -> str:
@@ -279,7 +279,8 @@ def tabs(c: Client, a: argparse.Namespace, out: Output) -> None:
 
 def tab(c: Client, a: argparse.Namespace, out: Output) -> None:
     if not a.id:
-        return tabs(c, a, out)
+        tabs(c, a, out)
+        return
     out.data(c.post("/tab", {"action": "focus", "tabId": a.id}))
 
 
@@ -288,16 +289,17 @@ def close(c: Client, a: argparse.Namespace, out: Output) -> None:
     out.data(c.post("/close", {"tabId": tab_id} if tab_id else {}))
 
 
-def health(c: Client, a: argparse.Namespace, out: Output) -> None:
+def health(c: Client, a: argparse.Namespace, out: Output) -> int | None:
     try:
         reply = c.get("/health")
     except ClientError as exc:
         if exc.status != 503:
             raise
         # 503 carries the status document (starting, draining, error): show it, and fail.
-        out.data(exc.details or {"status": "error", "reason": exc.message})
+        out.data(exc.body if isinstance(exc.body, dict) else {"status": "error", "reason": exc.message})
         return 1
     out.data(reply)
+    return 0
 
 
 def server_list(path: str) -> Verb:

@@ -34,17 +34,19 @@ class ClientError(Exception):
     ``status`` is the HTTP status (0 when no answer came: the server is unreachable, too slow,
     or the answer was too large), ``code`` the server's error code (``evaluate_disabled``,
     ``stale_ref``...) or one of ours (``unreachable``, ``timeout``, ``response_too_large``),
-    ``message`` what the server said, ``details`` its optional details object.
+    ``message`` what the server said, ``details`` its optional details object, ``body`` the
+    whole JSON error document when there was one.
     """
 
     def __init__(self, message: str, *, status: int = 0, code: str = "error",
-                 details: Mapping[str, Any] | None = None, retryable: bool = False) -> None:
+                 details: Mapping[str, Any] | None = None, retryable: bool = False, body: Any = None) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.code = code
         self.details = dict(details or {})
         self.retryable = retryable
+        self.body = body
 
     def describe(self) -> str:
         """One line for people and models: the message, the code and status, the server's hint,
@@ -189,10 +191,12 @@ def error_from(reply: Reply) -> ClientError:
         except ValueError:
             doc = None
     if isinstance(doc, dict):
-        message = doc.get("error") or doc.get("detail") or doc.get("title") or f"HTTP {reply.status}"
+        # "reason": GET /health's 503 document ({"status": "error", "reason": ...}).
+        message = (doc.get("error") or doc.get("detail") or doc.get("title") or doc.get("reason")
+                   or f"HTTP {reply.status}")
         details = doc.get("details") if isinstance(doc.get("details"), dict) else None
         return ClientError(str(message), status=reply.status, code=str(doc.get("code") or "error"),
-                           details=details, retryable=bool(doc.get("retryable")))
+                           details=details, retryable=bool(doc.get("retryable")), body=doc)
     snippet = " ".join(reply.text.split())[:200]
     return ClientError(f"HTTP {reply.status}: {snippet}" if snippet else f"HTTP {reply.status}",
                        status=reply.status, code="http_error")

@@ -36,7 +36,7 @@ MAX_WAIT_MS = 30_000
 INSTRUCTIONS = ("Drives a real browser. Loop: pinchtab_navigate, pinchtab_snapshot (lines like `e5 button Save`), "
                 "then act by ref; pass snap=\"diff\" on an action to see what changed in the same call.")
 
-Content = types.TextContent | types.ImageContent | types.EmbeddedResource
+Content = types.ContentBlock
 Handler = Callable[[Client, dict[str, Any]], list[Content]]
 
 

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 WORD = re.compile(r"[0-9a-zA-Z\u00c0-\uffff]+")
 FIELD_WEIGHTS = (("name", 1.0), ("label", 0.9), ("placeholder", 0.8), ("testid", 0.7), ("title", 0.6),
-                 ("alt", 0.6), ("text", 0.5))
+                 ("alt", 0.6), ("text", 0.5), ("context", 0.45))
 ROLE_WORDS = {
     "button": {"button"}, "btn": {"button"}, "link": {"link"}, "field": {"textbox", "searchbox", "combobox"},
     "input": {"textbox", "searchbox", "spinbutton", "combobox"}, "box": {"textbox", "checkbox", "searchbox"},
@@ -107,6 +107,33 @@ def lexical_scores(nodes: list[dict[str, Any]], query: list[str]) -> list[float]
     return [t / len(query) for t in totals]
 
 
+def with_context(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of ``nodes`` that also carry their ``context``: the cells of the table row they sit
+    in and the heading before them, so "the details button for Grace Hopper" finds the button in
+    Grace Hopper's row, not her cell."""
+    out: list[dict[str, Any]] = []
+    rows: list[tuple[int, str]] = []  # the rows around the current node: (depth, their cells' text)
+    heading = ""
+    for i, node in enumerate(nodes):
+        depth = node.get("depth", 0)
+        while rows and rows[-1][0] >= depth:
+            rows.pop()
+        role = node["role"]
+        if role == "row":
+            cells = []
+            for later in nodes[i + 1:]:
+                if later.get("depth", 0) <= depth:
+                    break
+                if later.get("depth", 0) == depth + 1 and later.get("name"):
+                    cells.append(later["name"])
+            rows.append((depth, " ".join(cells)))
+        elif role == "heading":
+            heading = node.get("name", "")
+        context = " ".join([t for _, t in rows] + ([heading] if heading and role != "heading" else []))
+        out.append({**node, "context": context} if context else node)
+    return out
+
+
 def match(nodes: list[dict[str, Any]], query: str, *, top_k: int = 3, threshold: float = 0.3,
           explain: bool = False) -> dict[str, Any]:
     """Rank ``nodes`` for ``query``; the reference's response shape (without latency)."""
@@ -120,7 +147,7 @@ def match(nodes: list[dict[str, Any]], query: str, *, top_k: int = 3, threshold:
         if w not in STOP:
             query_words.append(w)
     content_words = [w for w in query_words if w not in ROLE_WORDS] or query_words
-    lex_scores = lexical_scores(nodes, content_words)
+    lex_scores = lexical_scores(with_context(nodes), content_words)
     composites = []
     for i, (node, lex) in enumerate(zip(nodes, lex_scores)):
         rs = 1.0 if role_hints and node["role"].lower() in role_hints else 0.0

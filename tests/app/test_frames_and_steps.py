@@ -195,6 +195,11 @@ def test_find_ranks_elements_for_a_description(client, site):
     assert r["best_ref"] == "" and r["matches"] == []
     assert client.post("/find", json={"query": ""}).status_code == 400
     assert client.post("/action", json={"kind": "click", "selector": "find:reset button"}).status_code == 200
+    # the row a control sits in counts: the Details button in Grace Hopper's row, not her cell
+    nav(client, site.url("table.html"))
+    best = client.post("/find", json={"query": "details button for Grace Hopper"}).json["best_ref"]
+    client.post("/action", json={"kind": "click", "ref": best})
+    assert "Order 1003 shipped" in text(client)
 
 
 def test_wait_modes_succeed_and_time_out_without_errors(client, site, app_factory):
