@@ -25,6 +25,7 @@ ROLE_WORDS = {
     "image": {"image", "img"}, "picture": {"image"}, "slider": {"slider"}, "switch": {"switch"},
     "toggle": {"switch", "checkbox"}, "option": {"option"},
 }
+CONTEXT_ROLES = frozenset({"heading", "cell", "columnheader", "rowheader", "caption", "figure", "row"})
 STOP = {"the", "a", "an", "to", "of", "on", "in", "for", "and", "with", "this", "that", "me", "my"}
 
 
@@ -150,6 +151,8 @@ def match(nodes: list[dict[str, Any]], query: str, *, top_k: int = 3, threshold:
     lex_scores = lexical_scores(with_context(nodes), content_words)
     composites = []
     for i, (node, lex) in enumerate(zip(nodes, lex_scores)):
+        if node["role"] in CONTEXT_ROLES and node["role"] not in role_hints:
+            continue  # rows, cells and headings give context; people find controls (unless they ask)
         rs = 1.0 if role_hints and node["role"].lower() in role_hints else 0.0
         composite = 0.85 * lex + 0.15 * rs if role_hints else lex
         if composite >= threshold and composite > 0:
