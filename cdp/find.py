@@ -13,6 +13,8 @@ import re
 import time
 from typing import Any, Iterable
 
+from .formats import CONTEXT_ROLES
+
 WORD = re.compile(r"[0-9a-zA-Z\u00c0-\uffff]+")
 FIELD_WEIGHTS = (("name", 1.0), ("label", 0.9), ("placeholder", 0.8), ("testid", 0.7), ("title", 0.6),
                  ("alt", 0.6), ("text", 0.5), ("context", 0.45))
@@ -25,7 +27,6 @@ ROLE_WORDS = {
     "image": {"image", "img"}, "picture": {"image"}, "slider": {"slider"}, "switch": {"switch"},
     "toggle": {"switch", "checkbox"}, "option": {"option"},
 }
-CONTEXT_ROLES = frozenset({"heading", "cell", "columnheader", "rowheader", "caption", "figure", "row"})
 STOP = {"the", "a", "an", "to", "of", "on", "in", "for", "and", "with", "this", "that", "me", "my"}
 
 
