@@ -156,6 +156,7 @@ def target(ref: str) -> dict[str, str]:
 
 
 def nav(c: Client, a: argparse.Namespace, out: Output) -> None:
+    """POST /navigate, then GET /snapshot of that tab with ``--snap``/``--snap-diff``."""
     reply = c.post("/navigate", {"url": a.url, "newTab": a.new_tab}, tab=_tab(a))
     if a.snap:
         reply["snapshot"] = c.request("GET", "/snapshot", tab=reply.get("tabId"), params={
@@ -164,6 +165,8 @@ def nav(c: Client, a: argparse.Namespace, out: Output) -> None:
 
 
 def history(path: str) -> Verb:
+    """``back``, ``forward``, ``reload``: POST ``path``."""
+
     def go(c: Client, a: argparse.Namespace, out: Output) -> None:
         out.data(c.post(path, tab=_tab(a)))
 
@@ -171,6 +174,7 @@ def history(path: str) -> Verb:
 
 
 def snap(c: Client, a: argparse.Namespace, out: Output) -> None:
+    """GET /snapshot: interactive and compact unless told otherwise."""
     fmt = "json" if out.as_json else ("text" if a.text else "compact")
     reply = c.request("GET", "/snapshot", tab=_tab(a), params={
         "filter": "all" if a.full else "interactive", "format": fmt, "diff": a.diff or None,
@@ -182,6 +186,7 @@ def snap(c: Client, a: argparse.Namespace, out: Output) -> None:
 
 
 def text(c: Client, a: argparse.Namespace, out: Output) -> None:
+    """GET /text."""
     reply = c.get("/text", {"mode": "raw" if a.raw else None, "maxChars": a.max_chars}, tab=_tab(a))
     out.data(reply, human=reply.get("text", "") + ("\n[truncated]" if reply.get("truncated") else ""))
 
@@ -197,6 +202,7 @@ def _save(out: Output, path: str, data: bytes, fmt: str) -> None:
 
 
 def screenshot(c: Client, a: argparse.Namespace, out: Output) -> None:
+    """GET /screenshot?raw=true into a file (PNG when the name ends in .png)."""
     png = a.png or (a.output or "").lower().endswith(".png")
     fmt = "png" if png else "jpeg"
     path = a.output or time.strftime(f"screenshot-%Y%m%d-%H%M%S.{'png' if png else 'jpg'}")
@@ -207,6 +213,7 @@ def screenshot(c: Client, a: argparse.Namespace, out: Output) -> None:
 
 
 def pdf(c: Client, a: argparse.Namespace, out: Output) -> None:
+    """GET /pdf?raw=true into a file."""
     path = a.output or time.strftime("page-%Y%m%d-%H%M%S.pdf")
     reply = c.request("GET", "/pdf", tab=_tab(a), params={"raw": True, "landscape": a.landscape or None})
     _save(out, path, reply.body, "pdf")
@@ -245,6 +252,7 @@ def _scroll_fields(a: argparse.Namespace) -> dict[str, Any]:
 
 
 def find(c: Client, a: argparse.Namespace, out: Output) -> None:
+    """POST /find: the best ref, then the matches as a table."""
     reply = c.post("/find", {"query": a.query}, tab=_tab(a))
     matches = [{k: m.get(k) for k in ("ref", "role", "name", "score")} for m in reply.get("matches", [])]
     best = reply.get("best_ref")
@@ -253,12 +261,15 @@ def find(c: Client, a: argparse.Namespace, out: Output) -> None:
 
 
 def evaluate(c: Client, a: argparse.Namespace, out: Output) -> None:
+    """POST /evaluate: the value (strings as they are, the rest as JSON)."""
     reply = c.post("/evaluate", {"expression": a.expression}, tab=_tab(a))
     result = reply.get("result")
     out.data(reply, human=result if isinstance(result, str) else json.dumps(result, ensure_ascii=False))
 
 
 def logs(kind: str) -> Verb:
+    """``console`` and ``errors``: GET /console or /errors, one line per entry."""
+
     def show(c: Client, a: argparse.Namespace, out: Output) -> None:
         reply = c.get(f"/{kind}", {"limit": a.limit or None}, tab=_tab(a))
         entries = reply.get(kind, [])
@@ -273,11 +284,13 @@ def logs(kind: str) -> Verb:
 
 
 def tabs(c: Client, a: argparse.Namespace, out: Output) -> None:
+    """GET /tabs as a table."""
     reply = c.get("/tabs")
     out.data(reply, human=table(reply.get("tabs", []), ("id", "title", "url")))
 
 
 def tab(c: Client, a: argparse.Namespace, out: Output) -> None:
+    """POST /tab focus (the tab becomes the caller's current one); without an id, ``tabs``."""
     if not a.id:
         tabs(c, a, out)
         return
@@ -285,11 +298,13 @@ def tab(c: Client, a: argparse.Namespace, out: Output) -> None:
 
 
 def close(c: Client, a: argparse.Namespace, out: Output) -> None:
+    """POST /close."""
     tab_id = a.id or _tab(a)
     out.data(c.post("/close", {"tabId": tab_id} if tab_id else {}))
 
 
 def health(c: Client, a: argparse.Namespace, out: Output) -> int | None:
+    """GET /health; exit 1 when the server says it is not ok (503)."""
     try:
         reply = c.get("/health")
     except ClientError as exc:

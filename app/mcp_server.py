@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,7 +27,7 @@ from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from .client import Client, ClientError
+from .client import Client, ClientError, connect
 
 __all__ = ["TOOLS", "ToolError", "ToolSpec", "build_server", "check_tools", "run", "serve"]
 
@@ -496,20 +499,25 @@ def _version() -> str:
         return "0"
 
 
-async def serve(client: Client) -> None:
+async def serve(server: Server[Any]) -> None:
     """Serve MCP on stdin/stdout until stdin closes."""
-    server = build_server(client)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 def run(server_url: str | None) -> int:
     """``pinchtab mcp``: resolve the server and token, then serve until stdin closes."""
-    from .client import connect
-
     client = connect(server_url, agent_id=AGENT_ID, source=SOURCE)
+    server = build_server(client)  # a tool table that does not add up stops here, before serving
     logging.getLogger("mcp").setLevel(logging.WARNING)  # the SDK logs every request at INFO
     log.info("pinchtab mcp: %d tools, REST API at %s", len(TOOLS), client.base_url)
-    anyio.run(serve, client)
+    anyio.run(serve, server)
+    in_flight = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
     log.info("stdin closed; exiting")
+    if in_flight:
+        # Calls the host gave up on still wait for the server (up to the HTTP timeout) on worker
+        # threads the interpreter would join; their answers have nowhere to go, so do not wait.
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(0)
     return 0

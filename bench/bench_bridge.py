@@ -277,12 +277,26 @@ def snap_diff_cost(base: str, bridge: Bridge, args: argparse.Namespace, **_: Any
             ("click, then GET /snapshot?diff=true", f"median {med_ms(two):.0f} ms", "two round trips, no settle wait")]
 
 
+def human_input(base: str, bridge: Bridge, args: argparse.Namespace, **_: Any) -> list[Row]:
+    """A plain click against a humanized one (the plain path must not pay for the human one)."""
+    tab = bridge.post("/navigate", {"url": base + "/small.html"})["tabId"]
+    snap = bridge.get(f"/tabs/{tab}/snapshot?filter=interactive&format=compact").text
+    ref = next(line.split(" ")[0] for line in snap.splitlines() if " button " in line)
+    plain = [timed(lambda: bridge.post("/action", {"tabId": tab, "kind": "click", "ref": ref}))[0]
+             for _ in range(args.snap_runs * 10)]
+    human = [timed(lambda: bridge.post("/action", {"tabId": tab, "kind": "click", "ref": ref, "humanize": True}))[0]
+             for _ in range(args.snap_runs)]
+    return [("click by ref, plain", f"median {med_ms(plain):.1f} ms", ""),
+            ("click by ref, humanize: true", f"median {med_ms(human):.0f} ms", "a Bezier path, pauses as a hand makes")]
+
+
 SECTIONS: dict[str, Callable[..., list[Row]]] = {
     "trivial": trivial_call,
     "snapshot": big_snapshot,
     "parallel": parallel_tabs,
     "formats": formats_and_tables,
     "snapdiff": snap_diff_cost,
+    "human": human_input,
 }
 
 

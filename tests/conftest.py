@@ -257,6 +257,137 @@ def bridge_process(tmp_path: Path) -> Iterator[Callable[..., BridgeProcess]]:
         bp.stop()
 
 
+class ServerProcess:
+    """``pinchtab server`` as a real gunicorn server in a subprocess: its worker, its instance
+    manager and the manager's ``pinchtab bridge`` instances, all under ``home``."""
+
+    def __init__(self, home: Path, config: dict[str, Any] | None = None, token: str = "",
+                 args: tuple[str, ...] = ("server",)) -> None:
+        import json
+        import random
+
+        self.home = home
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        # Instances in a range of their own (the allocator still skips any port that is taken).
+        start = random.randrange(20000, 60000, 100)
+        cfg: dict[str, Any] = {"multiInstance": {"instancePortStart": start, "instancePortEnd": start + 99}}
+        for section, values in (config or {}).items():
+            cfg[section] = {**cfg.get(section, {}), **values} if isinstance(values, dict) else values
+        self.config_path = home / f"config-{self.port}.json"
+        self.config_path.write_text(json.dumps(cfg))
+        inherited = {k: v for k, v in os.environ.items() if not k.startswith(("PINCHTAB_", "BRIDGE_"))}
+        env = {**inherited, "HOME": str(home), "PINCHTAB_PORT": str(self.port),
+               "PINCHTAB_CONFIG": str(self.config_path)}
+        if token:
+            env["PINCHTAB_TOKEN"] = token
+        self.http = requests.Session()
+        if token:
+            self.http.headers["Authorization"] = f"Bearer {token}"
+        self.log_path = home / f"server-{self.port}.log"
+        self.log = open(self.log_path, "w+b")
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", *args], cwd=str(ROOT), env=env,
+                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    @property
+    def state_dir(self) -> Path:
+        return self.home / ".pinchtab"
+
+    def request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        kwargs.setdefault("timeout", 60)
+        return self.http.request(method, self.base + path, **kwargs)
+
+    def get(self, path: str, **kwargs: Any) -> requests.Response:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, **kwargs: Any) -> requests.Response:
+        return self.request("POST", path, **kwargs)
+
+    def health(self) -> dict[str, Any]:
+        try:
+            return requests.get(self.base + "/health", timeout=2).json()
+        except (requests.RequestException, ValueError):
+            return {}
+
+    def wait_ready(self, default_instance: bool = True, timeout_s: float = 45.0) -> dict[str, Any]:
+        """Until /health is ok (and, with ``default_instance``, the default instance is running)."""
+        def ready() -> dict[str, Any] | None:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"server exited: {self.output()}")
+            h = self.health()
+            if h.get("status") != "ok":
+                return None
+            if default_instance and (h.get("defaultInstance") or {}).get("status") != "running":
+                return None
+            return h
+
+        return wait_until(ready, timeout_s, 0.05)
+
+    def wait_status(self, instance_id: str, status: str, timeout_s: float = 45.0) -> dict[str, Any]:
+        def reached() -> dict[str, Any] | None:
+            r = self.get(f"/instances/{instance_id}", timeout=5)
+            return r.json() if r.status_code == 200 and r.json()["status"] == status else None
+
+        return wait_until(reached, timeout_s, 0.05)
+
+    def manager_pid(self) -> int | None:
+        """The instance manager (a child of the gunicorn master, in a session of its own)."""
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                    cmd = fh.read()
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if b"app.orchestrator.manager" in cmd and ppid == self.proc.pid:
+                return int(entry)
+        return None
+
+    def output(self) -> str:
+        return self.log_path.read_bytes().decode(errors="replace")
+
+    def stop(self) -> None:
+        """TERM to the server (it stops its manager, which stops its instances), KILL after a deadline;
+        then whatever a killed manager left behind, from its pidfiles."""
+        import signal
+
+        from app.orchestrator.children import clean_orphans
+
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=45)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=5)
+        pids = self.state_dir / "run" / "pids"
+        if pids.is_dir():
+            clean_orphans(pids)
+        self.http.close()
+        self.log.close()
+
+
+@pytest.fixture
+def server_process(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
+    """Start ``pinchtab server`` processes (``config``: the JSON config; ``token``: PINCHTAB_TOKEN;
+    ``args``: the command line, ``()`` for plain ``pinchtab``); each is stopped, with its instances,
+    after the test."""
+    started: list[ServerProcess] = []
+
+    def start(config: dict[str, Any] | None = None, token: str = "", args: tuple[str, ...] = ("server",),
+              home: Path | None = None) -> ServerProcess:
+        sp = ServerProcess(home or tmp_path, config, token, args)
+        started.append(sp)
+        return sp
+
+    yield start
+    for sp in started:
+        sp.stop()
+
+
 # --- the profile store (tests/profiles) ------------------------------------------------------------
 @pytest.fixture
 def base(tmp_path: Path) -> Path:

@@ -11,6 +11,7 @@ time still matches, or a group that still has members, is ours and is killed.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import logging
 import os
@@ -66,6 +67,43 @@ def group_members(pgid: int) -> list[int]:
         if len(fields) > 2 and fields[0] != b"Z" and fields[2] == str(pgid).encode():
             members.append(int(entry))
     return members
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Adopt our children's orphans (Linux ``PR_SET_CHILD_SUBREAPER``); False where unsupported.
+
+    A bridge master killed outright leaves its worker, the browser's reaper and the browser to be
+    re-parented. Under us they are reaped at once; under init they can linger as zombies, and a
+    zombie still counts as the holder of a profile lock, so the restart would find it "in use".
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def reap_adopted(skip: set[int]) -> int:
+    """Reap our exited children except ``skip`` (the ones a Popen object waits for); how many."""
+    me = str(os.getpid()).encode()
+    reaped = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in skip:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        fields = data[data.rfind(b")") + 2:].split()
+        if len(fields) > 1 and fields[0] == b"Z" and fields[1] == me:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(int(entry), os.WNOHANG)
+                reaped += 1
+    return reaped
 
 
 def signal_group(pgid: int, sig: int) -> bool:

@@ -45,7 +45,7 @@ from profiles.names import profile_id as profile_id_of
 from ..config import Config, load_config
 from ..errors import APIError
 from . import instances as lifecycle
-from .children import Child, clean_orphans
+from .children import Child, become_subreaper, clean_orphans, reap_adopted
 from .errors import (
     AttachUnreachable,
     BadManagerRequest,
@@ -132,6 +132,8 @@ class Manager:
         if killed:
             log.warning("cleaned up %d orphaned instance(s) of an earlier run", len(killed))
         self._store = ProfileStore(self.config.profiles.base_dir)
+        if not become_subreaper():
+            log.warning("cannot become a child subreaper: a crashed bridge's processes are reaped by init")
         self.init_signals()
         self._parent_fd = _pidfd(self.parent_pid)
         self._server = ControlServer(self.run_dir / SOCKET_NAME, self.handle)
@@ -172,10 +174,14 @@ class Manager:
         """The main loop: signals, the parent watch, reaping and restarts, every tick or sooner."""
         while True:
             self._sleep(TICK_S)
+            adopted_exit = False
             while self._signals:
                 sig = self._signals.pop(0)
                 if sig != signal.SIGCHLD:
                     raise HaltManager(f"received {signal.Signals(sig).name}")
+                adopted_exit = True
+            if adopted_exit:
+                self.reap_adopted()
             if self._parent_gone():
                 raise HaltManager(f"parent process {self.parent_pid} is gone")
             self.reap()
@@ -527,6 +533,12 @@ class Manager:
                     self._fail(inst, f"bridge {child.describe_exit()}")
                 else:
                     self._changed()
+
+    def reap_adopted(self) -> None:
+        """Reap the orphans of our bridges that the kernel handed to us (we are their subreaper)."""
+        with self._lock:
+            ours = {i.child.pid for i in self.instances.values() if i.child is not None}
+        reap_adopted(ours)
 
     def restart_due(self) -> None:
         """Respawn crashed instances whose backoff has passed."""

@@ -168,3 +168,22 @@ def test_the_client_caps_an_answer_and_names_each_failure(bridge):
         Client(bridge.base).get("/tabs")
     assert (err.value.status, err.value.code) == (401, "missing_token")
     assert Client(bridge.base, token=TOKEN).get("/health")["status"] == "ok"
+
+
+def test_server_url_precedence_flag_then_env_then_config(tmp_path):
+    from app.client import connect
+
+    config = tmp_path / ".pinchtab" / "config.json"
+    config.parent.mkdir()
+    config.write_text(json.dumps({"server": {"port": 4321, "token": "from-config"}}))
+    home = {"HOME": str(tmp_path)}
+    flag = connect("10.0.0.1:1/", agent_id="a", source="cli", env={**home, "PINCHTAB_SERVER": "http://env:2"})
+    assert flag.base_url == "http://10.0.0.1:1"
+    env = connect(None, agent_id="a", source="cli", env={**home, "PINCHTAB_SERVER": "http://env:2"})
+    assert env.base_url == "http://env:2"
+    cfg = connect(None, agent_id="a", source="cli", env=home)
+    assert cfg.base_url == "http://127.0.0.1:4321"
+    assert cfg._session().headers["Authorization"] == "Bearer from-config"
+    assert cfg._session().headers["X-Agent-Id"] == "a" and "from-config" not in repr(cfg)
+    over = connect(None, agent_id="a", source="cli", env={**home, "PINCHTAB_TOKEN": "from-env"})
+    assert over._session().headers["Authorization"] == "Bearer from-env"

@@ -6,8 +6,10 @@ import base64
 import json
 import os
 import re
+import select
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -218,9 +220,28 @@ def test_tabs_waits_and_logs(bridge, site, tmp_path):
         assert any("careful now" in e["message"] for e in console)
         await s.ok("pinchtab_wait_for_selector", selector="#more")
         assert json.loads(await s.ok("pinchtab_close_tab", tabId=second["tabId"]))["closed"] is True
-        assert second["tabId"] not in [t["id"] for t in json.loads(await s.ok("pinchtab_list_tabs"))]
+
+        async def gone() -> bool:
+            return second["tabId"] not in [t["id"] for t in json.loads(await s.ok("pinchtab_list_tabs"))]
+
+        # Bounded: the bridge can list a just-closed tab until Chrome's Target.targetDestroyed arrives.
+        with anyio.fail_after(10):
+            while not await gone():
+                await anyio.sleep(0.05)  # the poll interval of a bounded wait
 
     run(bridge, tmp_path, scenario)
+
+
+def _read_line(stream: Any, deadline: float) -> bytes:
+    """One line from a pipe, or fail at the deadline (never a read that blocks forever)."""
+    line = b""
+    while not line.endswith(b"\n"):
+        ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
+        assert ready, f"no complete line before the deadline (got {line!r})"
+        chunk = os.read(stream.fileno(), 1)
+        assert chunk, f"stdout closed mid-line (got {line!r})"
+        line += chunk
+    return line
 
 
 def test_process_speaks_only_protocol_on_stdout_and_exits_when_stdin_closes(bridge, tmp_path):
@@ -231,14 +252,24 @@ def test_process_speaks_only_protocol_on_stdout_and_exits_when_stdin_closes(brid
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}
     listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
-    requests = [init, {"jsonrpc": "2.0", "method": "notifications/initialized"}, listing]
     try:
-        out, err = proc.communicate("".join(json.dumps(m) + "\n" for m in requests).encode(), timeout=60)
+        deadline = time.monotonic() + 60
+        for msg in (init, {"jsonrpc": "2.0", "method": "notifications/initialized"}, listing):
+            proc.stdin.write(json.dumps(msg).encode() + b"\n")
+            proc.stdin.flush()
+        replies = [json.loads(_read_line(proc.stdout, deadline)) for _ in range(2)]  # nothing but JSON-RPC
+        slow = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "pinchtab_wait", "arguments": {"ms": 25000}}}
+        proc.stdin.write(json.dumps(slow).encode() + b"\n")
+        proc.stdin.close()  # the host is done: the server goes at once, the 25 s call in flight or not
+        proc.wait(timeout=10)  # its few log lines fit the stderr pipe's buffer
+        rest, err = proc.stdout.read(), proc.stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.wait(timeout=10)
     assert proc.returncode == 0, err.decode()
-    replies = [json.loads(line) for line in out.decode().splitlines()]  # nothing but JSON-RPC
+    assert all(json.loads(line)["jsonrpc"] == "2.0" for line in rest.splitlines())
     assert [r.get("id") for r in replies] == [1, 2]
     assert replies[0]["result"]["serverInfo"]["name"] == "pinchtab"
     assert len(replies[1]["result"]["tools"]) == len(EXPECTED)
