@@ -162,6 +162,11 @@ class Bridge:
         pages.sort(key=lambda p: (p["targetId"] != cur,))
         return pages
 
+    def has_current(self, agent: str) -> bool:
+        """Whether ``agent`` has a current tab that is still open."""
+        tab_id = self.agent_tabs.get(agent)
+        return bool(tab_id) and self.browser is not None and self.browser.has_target(tab_id)  # type: ignore[arg-type]
+
     def _current_id(self) -> str | None:
         agent = self.agent()
         return self.agent_tabs.get(agent) if agent else self.current

@@ -317,7 +317,7 @@ def health(c: Client, a: argparse.Namespace, out: Output) -> int | None:
     return 0
 
 
-def server_list(path: str) -> Verb:
+def server_list(path: str, columns: tuple[str, ...]) -> Verb:
     """``instances`` and ``profiles``: server mode only; a bridge says so plainly."""
 
     def show(c: Client, a: argparse.Namespace, out: Output) -> None:
@@ -331,7 +331,7 @@ def server_list(path: str) -> Verb:
             raise
         rows = reply if isinstance(reply, list) else next(
             (v for v in reply.values() if isinstance(v, list)), None) if isinstance(reply, dict) else None
-        out.data(reply, human=table(rows) if rows is not None else format_human(reply))
+        out.data(reply, human=table(rows, columns) if rows is not None else format_human(reply))
 
     return show
 
@@ -437,5 +437,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = verb("close", "close a tab (default: the current one)", close)
     p.add_argument("id", nargs="?", metavar="ID")
     verb("health", "whether the server and its browser are up", health)
-    verb("instances", "list browser instances (server mode)", server_list("/instances"))
-    verb("profiles", "list browser profiles (server mode)", server_list("/profiles"))
+    verb("instances", "list browser instances (server mode)",
+         server_list("/instances", ("id", "profileName", "port", "mode", "status", "url")))
+    verb("profiles", "list browser profiles (server mode)",
+         server_list("/profiles", ("id", "name", "running", "lastUsed", "accountEmail")))

@@ -109,6 +109,8 @@ class Browser:
         with self._lock:
             if method in ("Target.targetCreated", "Target.targetInfoChanged"):
                 info = p["targetInfo"]
+                if method == "Target.targetInfoChanged" and info["targetId"] not in self._targets:
+                    return  # a late change of a target we closed: it must not come back
                 self._targets[info["targetId"]] = info
                 tab = self._tabs.get(info["targetId"])
                 if tab is not None:
@@ -131,9 +133,22 @@ class Browser:
         return self.conn
 
     def pages(self) -> list[dict[str, Any]]:
-        """Page targets as Chrome last reported them (no CDP call)."""
+        """Page targets as Chrome last reported them (no CDP call); for our tabs, the URL and title
+        the tab read from its page last (Chrome's own target titles lag behind)."""
         with self._lock:
-            return [dict(t) for t in self._targets.values() if t.get("type") == "page"]
+            out = []
+            for t in self._targets.values():
+                if t.get("type") != "page":
+                    continue
+                info = dict(t)
+                tab = self._tabs.get(t["targetId"])
+                if tab is not None and tab.closed is None:
+                    if tab.title:
+                        info["title"] = tab.title
+                    if tab.url and tab.url != "about:blank":
+                        info["url"] = tab.url
+                out.append(info)
+            return out
 
     def last_used(self, target_id: str) -> float:
         """When our tab for this target was last used (0 for targets we never attached)."""

@@ -283,9 +283,15 @@ def remember(tab: Tab, caller: str, filter: str, nodes: list[dict[str, Any]]) ->
     key = (caller, filter)
     previous = views.get(key)
     views[key] = (tab.document_epoch, nodes)
+    tab.state.setdefault("last_filter", {})[caller] = filter
     if previous is None or previous[0] != tab.document_epoch:
         return None
     return previous[1]
+
+
+def last_filter(tab: Tab, caller: str) -> str:
+    """The filter of the caller's latest view of this tab ("all" when it has none)."""
+    return tab.state.get("last_filter", {}).get(caller, "all")
 
 
 def settle(tab: Tab, *, quiet_ms: int = 60, cap_ms: int = 1500) -> None:

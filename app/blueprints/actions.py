@@ -57,16 +57,16 @@ def after_snapshot(tab: Tab, mode: str, caller: str) -> dict[str, Any]:
     snap.settle(tab)
     info = page_info(tab)
     if mode == "diff":
-        nodes = snap.take(tab, filter="all")
-        previous = snap.remember(tab, caller, "all", nodes)
+        # Against the kind of view the caller last took (an interactive one, or the whole tree).
+        filt = snap.last_filter(tab, caller)
+        nodes = snap.take(tab, filter=filt)
+        previous = snap.remember(tab, caller, filt, nodes)
         if previous is not None:
             text = formats.render_diff_compact(formats.diff(previous, nodes), title=info["title"], url=info["url"],
                                                count=len(nodes))
             return {"snapshot": text, "snapshotFormat": "diff"}
     nodes = snap.take(tab, filter="interactive")
     snap.remember(tab, caller, "interactive", nodes)
-    if mode == "diff":  # no earlier view of this document to compare with: the whole (interactive) page
-        snap.remember(tab, caller, "all", snap.take(tab, filter="all"))
     text = formats.render_compact(nodes, title=info["title"], url=info["url"], count=len(nodes), interactive=True)
     return {"snapshot": text, "snapshotFormat": "compact"}
 

@@ -31,8 +31,8 @@ def navigate(tab_id: str | None):  # type: ignore[no-untyped-def]
     fresh = False
     if tab_id is not None or (req.get("tabId") and not req["newTab"]):
         tab = br.tab(req["tabId"])
-    elif not req["newTab"] and br.agent() and br.agent_tabs.get(br.agent() or ""):
-        tab = br.tab(None)  # an identified caller keeps its current tab
+    elif not req["newTab"] and br.agent() and br.has_current(br.agent() or ""):
+        tab = br.tab(None)  # an identified caller keeps its current tab (while it is open)
     else:
         tab = br.new_tab()  # anonymous callers always get a new tab (the original's rule)
         fresh = True

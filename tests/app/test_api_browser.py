@@ -506,3 +506,19 @@ def test_snapshot_to_a_file_stays_inside_the_state_dir(app_factory, site, tmp_pa
     for bad in ("../escape.json", "/etc/passwd", "mine/../../x.json"):
         r = client.get(f"/snapshot?output=file&path={bad}")
         assert r.status_code == 400 and r.json["code"] == "invalid_output_path", bad
+
+
+def test_tabs_show_titles_as_the_page_has_them_and_closed_tabs_stay_gone(client, site):
+    tab = nav(client, site.url("table.html"))["tabId"]
+    listed = {t["id"]: t for t in client.get("/tabs").json["tabs"]}
+    assert listed[tab]["title"] == "Orders"
+    client.post(f"/tabs/{tab}/close")
+    assert tab not in {t["id"] for t in client.get("/tabs").json["tabs"]}
+
+
+def test_an_agent_whose_tab_was_closed_gets_a_new_one(client, site):
+    agent = {"X-Agent-Id": "dora"}
+    first = client.post("/navigate", json={"url": site.url("form.html")}, headers=agent).json["tabId"]
+    assert client.post(f"/tabs/{first}/close").status_code == 200
+    r = client.post("/navigate", json={"url": site.url("table.html")}, headers=agent)
+    assert r.status_code == 200 and r.json["tabId"] != first and r.json["title"] == "Orders"
