@@ -283,15 +283,18 @@ def remember(tab: Tab, caller: str, filter: str, nodes: list[dict[str, Any]]) ->
     key = (caller, filter)
     previous = views.get(key)
     views[key] = (tab.document_epoch, nodes)
-    tab.state.setdefault("last_filter", {})[caller] = filter
     if previous is None or previous[0] != tab.document_epoch:
         return None
     return previous[1]
 
 
-def last_filter(tab: Tab, caller: str) -> str:
-    """The filter of the caller's latest view of this tab ("all" when it has none)."""
-    return tab.state.get("last_filter", {}).get(caller, "all")
+def ensure_view(tab: Tab, caller: str) -> None:
+    """Make sure the caller has a whole-tree view of the current document to diff against: the
+    page as it is now, if the caller only ever looked at interactive snapshots."""
+    views = tab.state.get("views", {})
+    seen = views.get((caller, "all"))
+    if seen is None or seen[0] != tab.document_epoch:
+        remember(tab, caller, "all", take(tab, filter="all"))
 
 
 def settle(tab: Tab, *, quiet_ms: int = 60, cap_ms: int = 1500) -> None:

@@ -57,10 +57,9 @@ def after_snapshot(tab: Tab, mode: str, caller: str) -> dict[str, Any]:
     snap.settle(tab)
     info = page_info(tab)
     if mode == "diff":
-        # Against the kind of view the caller last took (an interactive one, or the whole tree).
-        filt = snap.last_filter(tab, caller)
-        nodes = snap.take(tab, filter=filt)
-        previous = snap.remember(tab, caller, filt, nodes)
+        # Whole trees: what the action changed includes text, not only controls.
+        nodes = snap.take(tab, filter="all")
+        previous = snap.remember(tab, caller, "all", nodes)
         if previous is not None:
             text = formats.render_diff_compact(formats.diff(previous, nodes), title=info["title"], url=info["url"],
                                                count=len(nodes))
@@ -88,6 +87,8 @@ def action(tab_id: str | None):  # type: ignore[no-untyped-def]
     caller, cfg = br.caller(), br.config
 
     def job(t: Tab) -> dict[str, Any]:
+        if req["snap"] == "diff":
+            snap.ensure_view(t, caller)  # the page before the action, if the caller has no view of it
         out: dict[str, Any] = {"success": True, "result": run_step(t, req, cfg)}
         if req["snap"]:
             out.update(after_snapshot(t, req["snap"], caller))
@@ -104,6 +105,9 @@ def actions(tab_id: str | None):  # type: ignore[no-untyped-def]
     caller, cfg = br.caller(), br.config
     results: list[dict[str, Any]] = []
     last_tab: Tab | None = None
+    if batch["snap"] == "diff":
+        first = br.tab(batch.get("tabId") or (batch["actions"][0].get("tabId") if batch["actions"] else None))
+        on_tab(first, lambda t: snap.ensure_view(t, caller))
     for i, raw in enumerate(batch["actions"]):
         try:
             req = load(ActionSchema, {**raw, "tabId": raw.get("tabId", batch.get("tabId"))} if

@@ -65,8 +65,8 @@ class ManagerClient:
 
     # --- the requests, typed ------------------------------------------------------------------
     def list(self, after: int | None = None, wait_s: float = 0.0) -> dict[str, Any]:
-        """``{"generation", "default", "instances": [{"record", "token"}]}``; with ``after``, waits
-        up to ``wait_s`` for a generation above it."""
+        """``{"generation", "default", "pid", "instances": [{"record", "token", "restarting"}]}``;
+        with ``after``, waits up to ``wait_s`` for a generation above it."""
         return self.call("list", {"after": after, "waitS": wait_s}, timeout_s=wait_s + DEFAULT_TIMEOUT_S)
 
     def get(self, instance_id: str) -> dict[str, Any]:

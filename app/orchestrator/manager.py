@@ -272,7 +272,7 @@ class Manager:
                 if left <= 0:
                     break
                 self._cond.wait(left)
-            return {"generation": self.generation, "default": self.default_id,
+            return {"generation": self.generation, "default": self.default_id, "pid": os.getpid(),
                     "instances": [{"record": i.record(), "token": i.token, "restarting": i.restart_at is not None}
                                   for i in self.instances.values()]}
 

@@ -65,8 +65,10 @@ class ManagerProcess:
             if code is not None:
                 raise RuntimeError(f"the instance manager exited at start (code {code}); its log is above")
             try:
-                client.call("list", timeout_s=1.0)
-                return
+                # Ours, not the socket of another server's manager on the same state dir (ours
+                # then exits: it cannot take the runtime dir's lock).
+                if client.call("list", timeout_s=1.0).get("pid") == self.proc.pid:
+                    return
             except ManagerUnavailable:
                 pass
             if time.monotonic() > deadline:

@@ -291,3 +291,32 @@ def test_manager_exits_when_its_parent_is_gone(tmp_path):
 
 def cfg_state_dir(cfg: dict[str, Any]) -> Path:
     return Path(cfg["server"]["stateDir"])
+
+
+class _OneInstance:
+    """A client whose manager reports one instance."""
+
+    def __init__(self, status: str, port: int) -> None:
+        self.record = {"id": "inst_0000abcd", "profileId": "prof_1", "profileName": "default", "port": port,
+                       "url": f"http://127.0.0.1:{port}", "mode": "headless", "headless": True, "status": status,
+                       "startTime": "2026-01-01T00:00:00.000Z", "attached": False}
+
+    def list(self, after: int | None = None, wait_s: float = 0.0) -> dict[str, Any]:
+        return {"generation": 1, "default": self.record["id"],
+                "instances": [{"record": self.record, "token": "internal", "restarting": False}]}
+
+
+def test_a_starting_instance_answers_503_with_retry_after_and_a_dead_one_502(tmp_path, monkeypatch):
+    from app.blueprints import proxy
+    from app.server_app import create_server_app
+
+    monkeypatch.setattr(proxy, "START_WAIT_S", 0.05)
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        dead_port = s.getsockname()[1]
+    for status, code, http_status in (("starting", "instance_starting", 503), ("running", "instance_unreachable", 502)):
+        app = create_server_app(make_config(tmp_path), client=_OneInstance(status, dead_port), start_watch=False)
+        r = app.test_client().get("/snapshot?format=compact")
+        assert (r.status_code, r.json["code"]) == (http_status, code), r.json
+        assert r.json["retryable"] is True
+        assert (r.headers.get("Retry-After") == "2") == (status == "starting")

@@ -387,3 +387,8 @@ def test_killed_manager_shows_on_health_and_the_next_start_cleans_up_its_orphans
     assert "orphaned" in second.output()
     r = second.get("/snapshot")
     assert r.status_code == 503 and r.json()["code"] == "no_instance"
+    # A second server on the same state dir would take the first one's instances for orphans: refused.
+    third = server_process()
+    assert third.proc.wait(30) != 0
+    assert "another pinchtab server is running on state dir" in third.output()
+    assert second.health()["status"] == "ok"
