@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
 from typing import Any
 
@@ -22,6 +23,7 @@ def register(app: Flask, config: Config) -> None:
     store = ActivityLog(config.server.state_dir / "activity", config.observability.activity.retention_days)
     app.extensions["pinchtab.activity"] = store
     profile = config.instance_defaults.profile
+    instance = os.environ.get("PINCHTAB_INSTANCE_ID", "")  # set by the server's manager for its bridges
 
     @app.before_request
     def started() -> None:
@@ -47,6 +49,7 @@ def register(app: Flask, config: Config) -> None:
             "action": body.get("kind", "") if isinstance(body.get("kind"), str) else "",
             "ref": body.get("ref", "") if isinstance(body.get("ref"), str) else "",
             "profileName": profile,
+            "instanceId": instance,
             **g.get("activity", {}),  # what the route knows better (the server's proxy: instance, profile)
         })
         return resp

@@ -172,11 +172,16 @@ class Bridge:
         return self.agent_tabs.get(agent) if agent else self.current
 
     def mark(self, tab: Tab) -> Tab:
-        """Make ``tab`` the caller's current tab (and the global one)."""
-        self.current = tab.id
+        """Make ``tab`` the caller's current tab: an agent's own, or the anonymous callers' one.
+
+        (The original moved the anonymous current tab on every lookup; then a dashboard polling
+        screenshots, or any agent, would pull anonymous callers' reads onto other tabs.)
+        """
         agent = self.agent()
         if agent:
             self.agent_tabs[agent] = tab.id
+        else:
+            self.current = tab.id
         tab.last_used = time.time()
         g.tab_id = tab.id
         return tab

@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from flask import Flask, current_app, g, jsonify
 
-from . import _JSON, activity, auth, errors, openapi
+from . import _JSON, auth, errors, openapi
 from .config import Config, load_config
 from .orchestrator.client import ManagerClient
 from .orchestrator.mirror import InstanceMirror
@@ -98,8 +98,14 @@ def create_server_app(config: Config | None = None, *, client: ManagerClient | N
             resp.headers["Retry-After"] = str(g.retry_after_s)
         return resp
 
-    # Every call the server answers, proxied ones included (the server's activity log).
-    activity.register(app, config)
+    if config.observability.activity.enabled:
+        # Read-only here: every instance appends its browser calls to this same dir (the manager
+        # links each instance's activity dir to it), under the instance's own profile name. Logging
+        # proxied calls here as well would write each one twice.
+        from profiles import ActivityLog
+
+        app.extensions["pinchtab.activity"] = ActivityLog(config.server.state_dir / "activity",
+                                                          config.observability.activity.retention_days)
     app.wsgi_app = _FrontDoor(app.wsgi_app, dashboard.public_app())  # type: ignore[method-assign]
     if start_watch:
         mirror.start()

@@ -238,9 +238,11 @@ def load(server: Server, args: argparse.Namespace, base: str) -> list[Row]:
     def drive(tab: str) -> None:
         http = requests.Session()
         http.headers["Authorization"] = f"Bearer {TOKEN}"
-        steps = (("POST", f"/tabs/{tab}/navigate", {"json": {"url": base + "/small.html"}}),
-                 ("GET", f"/tabs/{tab}/snapshot?filter=interactive&format=compact", {}),
-                 ("POST", f"/tabs/{tab}/action", {"json": {"kind": "click", "selector": "#inc"}}))
+        steps: list[tuple[str, str, dict[str, Any]]] = [
+            ("POST", f"/tabs/{tab}/navigate", {"json": {"url": base + "/small.html"}}),
+            ("GET", f"/tabs/{tab}/snapshot?filter=interactive&format=compact", {}),
+            ("POST", f"/tabs/{tab}/action", {"json": {"kind": "click", "selector": "#inc"}}),
+        ]
         while time.monotonic() < deadline:
             for method, path, kw in steps:
                 t0 = time.perf_counter()

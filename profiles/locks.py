@@ -77,8 +77,17 @@ class LockHolder:
         return {"pid": self.pid, "owner": self.owner, "since": self.since}
 
 
+def _zombie(pid: int) -> bool:
+    """A process that has exited but was not reaped yet: dead for a lock's purposes."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False
+
+
 def pid_alive(pid: int) -> bool:
-    """True when a process with ``pid`` exists on this machine (zombies included)."""
+    """True when a live process with ``pid`` exists on this machine (a zombie is not alive)."""
     if pid <= 0:
         return False
     if pid == os.getpid():
@@ -91,10 +100,10 @@ def pid_alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:  # exists, but belongs to another user
-        return True
+        return not _zombie(pid)
     except OSError:
         return False
-    return True
+    return not _zombie(pid)
 
 
 def read_holder(lock_path: Path) -> LockHolder | None:

@@ -180,6 +180,7 @@ class Child:
             self.pidfile.unlink()
 
     def describe_exit(self) -> str:
+        """How the process ended, for people (``killed by SIGKILL``, ``exited with code 2``)."""
         code = self.proc.returncode
         if code is None:
             return "still running"
@@ -192,6 +193,7 @@ class Child:
 
 
 def read_pidfile(path: Path) -> dict[str, Any] | None:
+    """A pidfile's record, or None when it is missing or malformed."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):

@@ -26,6 +26,7 @@ class ManagerClient:
 
     @classmethod
     def for_state_dir(cls, state_dir: Path) -> ManagerClient:
+        """The client of the manager that owns ``state_dir``."""
         return cls(runtime_dir(state_dir) / SOCKET_NAME)
 
     def call(self, op: str, args: dict[str, Any] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> Any:

@@ -104,6 +104,7 @@ class LogRing:
         self._lock = threading.Lock()
 
     def add(self, line: str) -> None:
+        """Keep one line (dropping the oldest when full)."""
         with self._lock:
             self._lines.append(line)
 
@@ -133,6 +134,7 @@ class EventRing:
 
     @property
     def last_id(self) -> int:
+        """The id of the newest event (0 before the first)."""
         with self._cond:
             return self._next_id - 1
 
@@ -181,6 +183,7 @@ class Instance:
 
     @property
     def url(self) -> str:
+        """Where the instance's bridge listens (always loopback)."""
         return f"http://127.0.0.1:{self.port}"
 
     @property

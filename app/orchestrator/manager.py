@@ -432,10 +432,12 @@ class Manager:
         """Write the instance's config and start its ``pinchtab bridge``; health is polled in a thread."""
         state_dir = self._state_dir(inst)
         ensure_private_dir(state_dir)
+        self._share_activity(state_dir)
         config_path = state_dir / "config.json"
         write_bytes_atomic(config_path, json.dumps(self.child_config(inst, state_dir), indent=2).encode())
         env = {k: v for k, v in os.environ.items() if not k.startswith(_ENV_DROP_PREFIXES) and k not in _ENV_DROP}
-        env.update({"PINCHTAB_CONFIG": str(config_path), "PINCHTAB_TOKEN": inst.token, "PYTHONUNBUFFERED": "1"})
+        env.update({"PINCHTAB_CONFIG": str(config_path), "PINCHTAB_TOKEN": inst.token, "PYTHONUNBUFFERED": "1",
+                    "PINCHTAB_INSTANCE_ID": inst.id})  # its activity lines name the instance
         logs = inst.logs
         logs.add(f"--- pinchtab bridge on port {inst.port} ({time.strftime('%Y-%m-%d %H:%M:%S')}) ---")
         child = Child(inst.id, [sys.executable, "-m", "app.cli", "bridge"], env, _PACKAGE_ROOT, logs, self.pid_dir)
@@ -454,6 +456,22 @@ class Manager:
             return
         log.info("instance %s: bridge pid %d on port %d", inst.id, child.pid, inst.port)
         threading.Thread(target=self._await_ready, args=(inst, child), name=f"health:{inst.id}", daemon=True).start()
+
+    def _share_activity(self, state_dir: Path) -> None:
+        """Point the instance's activity dir at the server's: one log of every browser call, each
+        line under the profile that made it, for ``/api/activity`` and the profile analytics."""
+        if not self.config.observability.activity.enabled:
+            return
+        shared = ensure_private_dir(self.config.server.state_dir / "activity")
+        link = state_dir / "activity"
+        if link.is_symlink() and os.readlink(link) == str(shared):
+            return
+        if link.is_symlink():
+            link.unlink()
+        elif link.exists():
+            log.warning("%s is a directory of its own; that instance's activity stays there", link)
+            return
+        link.symlink_to(shared, target_is_directory=True)
 
     def _state_dir(self, inst: Instance) -> Path:
         # Per profile, so a profile's screenshots and activity outlive one instance id.
@@ -684,6 +702,7 @@ class ControlServer:
         self._stopped = threading.Event()
 
     def start(self) -> None:
+        """Bind the socket (0600, in the 0700 runtime dir) and start accepting."""
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()  # a dead manager's socket; the manager lock proves it is dead
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -696,6 +715,7 @@ class ControlServer:
         threading.Thread(target=self._accept_loop, name="manager-accept", daemon=True).start()
 
     def stop(self) -> None:
+        """Stop accepting and remove the socket; connections in flight end at their deadlines."""
         self._stopped.set()
         if self._sock is not None:
             with contextlib.suppress(OSError):
@@ -759,6 +779,7 @@ def _same_user(conn: socket.socket) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the manager of one server; its exit status."""
     parser = argparse.ArgumentParser(prog="python -m app.orchestrator.manager",
                                      description="The instance manager of `pinchtab server` (started by it).")
     parser.add_argument("--config", required=True, help="the server's config file (JSON, no token)")

@@ -45,6 +45,7 @@ class InstanceMirror:
         self._thread.start()
 
     def stop(self) -> None:
+        """End the watch thread (at its next wake-up)."""
         self._stop.set()
 
     def _watch_loop(self) -> None:
@@ -102,6 +103,7 @@ class InstanceMirror:
             self.refresh()
 
     def records(self) -> list[dict[str, Any]]:
+        """Every instance record, as of the last answer."""
         with self._cond:
             return list(self._records.values())
 

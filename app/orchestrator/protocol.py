@@ -61,6 +61,7 @@ def unix_address(path: Path) -> Iterator[str]:
 
 
 def encode(obj: Any) -> bytes:
+    """One JSON line."""
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 
 
@@ -72,6 +73,7 @@ class LineChannel:
         self._buf = b""
 
     def send(self, obj: Any, timeout_s: float) -> None:
+        """Write one JSON line; raises ``TimeoutError`` or ``OSError``."""
         self.sock.settimeout(max(0.001, timeout_s))
         self.sock.sendall(encode(obj))
 
@@ -101,5 +103,6 @@ class LineChannel:
             raise ProtocolError(f"not JSON: {exc}") from None
 
     def close(self) -> None:
+        """Close the socket (idempotent)."""
         with contextlib.suppress(OSError):
             self.sock.close()

@@ -57,6 +57,7 @@ class ManagerProcess:
         return self
 
     def wait_ready(self, timeout_s: float) -> None:
+        """Until our manager answers on its socket; RuntimeError if it exits or the deadline passes."""
         client = ManagerClient.for_state_dir(self.config.server.state_dir)
         deadline = time.monotonic() + timeout_s
         while True:

@@ -151,6 +151,10 @@ def test_navigate_snapshot_and_click_through_the_proxy(server, site):
     assert shot.status_code == 200 and shot.headers["Content-Type"] == "image/jpeg"
     assert shot.content[:3] == b"\xff\xd8\xff" and int(shot.headers["Content-Length"]) == len(shot.content)
     assert server.post(f"/tabs/{tab}/close").status_code == 200
+    # Each instance writes its browser calls to the server's one activity log, under its profile.
+    logged = server.get("/profiles/default/logs").json()
+    assert any(e["endpoint"] == "/navigate" and e["url"] == site.url("counter.html") for e in logged)
+    assert any(e["path"] == "/action" for e in server.get(f"/api/activity?tabId={tab}").json()["events"])
 
 
 def test_tab_routes_reach_the_instance_that_owns_the_tab(server, site):

@@ -22,7 +22,8 @@
   class AuthError extends Error {}
 
   async function api(method, path, body) {
-    const headers = {};
+    // Its own agent id: the dashboard's screenshot polling must not move anyone's current tab.
+    const headers = {"X-Agent-Id": "dashboard"};
     if (token) headers.Authorization = "Bearer " + token;
     if (body !== undefined) headers["Content-Type"] = "application/json";
     const resp = await fetch(path, {method, headers, body: body === undefined ? undefined : JSON.stringify(body)});
