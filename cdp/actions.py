@@ -85,8 +85,9 @@ _PREPARE = """function() {
 }"""
 
 
-def point_of(tab: Tab, el: Element) -> tuple[float, float] | None:
-    """The element's centre in viewport coordinates if a pointer there would reach it, else None."""
+def box_of(tab: Tab, el: Element) -> tuple[float, float, float, float] | None:
+    """The element's box (x, y, width, height) in the tab's viewport if a pointer at its centre
+    would reach it (scrolled into view first), else None."""
     prep = call_on(tab, el, _PREPARE)
     if not prep.get("hit"):
         return None
@@ -95,8 +96,14 @@ def point_of(tab: Tab, el: Element) -> tuple[float, float] | None:
         xs, ys = q[0::2], q[1::2]
         if max(xs) - min(xs) >= 1 and max(ys) - min(ys) >= 1:
             ox, oy = session_offset(tab, el.session_id)
-            return sum(xs) / 4 + ox, sum(ys) / 4 + oy
+            return min(xs) + ox, min(ys) + oy, max(xs) - min(xs), max(ys) - min(ys)
     return None
+
+
+def point_of(tab: Tab, el: Element) -> tuple[float, float] | None:
+    """The element's centre in viewport coordinates if a pointer there would reach it, else None."""
+    box = box_of(tab, el)
+    return None if box is None else (box[0] + box[2] / 2, box[1] + box[3] / 2)
 
 
 def session_offset(tab: Tab, session_id: str) -> tuple[float, float]:

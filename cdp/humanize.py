@@ -20,16 +20,14 @@ from human.keyboard import CharStep, typing_plan
 from human.mouse import Box, Point, Step, click_plan, move_path, nearby_start
 from human.rng import RandomSource, spread
 
-from . import keys
+from . import actions, keys
 from .actions import (
     Target,
     find,
     focus_el,
     key_events,
     mouse_event,
-    point_of,
     send_keys,
-    session_offset,
     viewport_point,
 )
 from .errors import ActionError
@@ -175,19 +173,9 @@ def human_type(tab: Tab, text: str, rng: RandomSource, *, fast: bool = False) ->
 
 # --- on elements, mirroring cdp.actions ------------------------------------------------------------
 def box_of(tab: Tab, el: Element) -> Box | None:
-    """The element's box in the viewport if a pointer at its centre would reach it, else None.
-
-    Scrolls it into view first when needed (as ``cdp.actions.point_of`` does).
-    """
-    if point_of(tab, el) is None:
-        return None
-    quads = tab.call("DOM.getContentQuads", {"objectId": el.object_id}, session_id=el.session_id).get("quads") or []
-    for q in quads:
-        xs, ys = q[0::2], q[1::2]
-        if max(xs) - min(xs) >= 1 and max(ys) - min(ys) >= 1:
-            ox, oy = session_offset(tab, el.session_id)  # an out-of-process frame's own viewport
-            return Box(min(xs) + ox, min(ys) + oy, max(xs) - min(xs), max(ys) - min(ys))
-    return None
+    """The element's box in the viewport if a pointer at its centre would reach it, else None."""
+    box = actions.box_of(tab, el)
+    return None if box is None else Box(*box)
 
 
 def click(tab: Tab, target: Target, rng: RandomSource, *, count: int = 1, button: str = "left",
