@@ -1,5 +1,6 @@
-# Pinchtab on Alpine with its own Chromium. Run:
+# Pinchtab (server mode: the dashboard, instances, profiles) on Alpine with its own Chromium. Run:
 #   docker run -p 9867:9867 -e PINCHTAB_TOKEN=<secret> pinchtab
+# (`... pinchtab bridge` for a single browser instead.)
 FROM python:3.12-alpine3.20
 
 # Chromium and the fonts pages need; versions follow the Alpine release pinned above.
@@ -32,4 +33,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["wget", "-q", "-O", "/dev/null", "http://127.0.0.1:9867/health"]
 
 ENTRYPOINT ["/sbin/tini", "--", "pinchtab-entrypoint"]
-CMD ["bridge"]
+CMD ["server"]

@@ -99,15 +99,15 @@ def test_plain_gunicorn_with_our_config_serves_the_api(gunicorn_app, site):
     assert r.status_code == 200 and r.json()["title"] == "E2E Test - Form"
 
 
-@pytest.fixture
-def nginx_in_front(tmp_path, gunicorn_app):
+def start_nginx(tmp_path: Path, upstream_port: int):  # type: ignore[no-untyped-def]
+    """Our site config (deploy/nginx/pinchtab.conf) in a real nginx on a free loopback port."""
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     assert os.path.exists(nginx), "nginx (Debian package) is not installed"
     port = free_port()
     site_conf = (DEPLOY / "nginx" / "pinchtab.conf").read_text()
-    site_conf = site_conf.replace("127.0.0.1:9867", f"127.0.0.1:{gunicorn_app.port}").replace(
+    site_conf = site_conf.replace("127.0.0.1:9867", f"127.0.0.1:{upstream_port}").replace(
         "listen 80;", f"listen 127.0.0.1:{port};")
-    prefix = tmp_path / "nginx"
+    prefix = tmp_path / f"nginx-{port}"
     prefix.mkdir()
     (prefix / "site.conf").write_text(site_conf)
     (prefix / "nginx.conf").write_text(f"""
@@ -128,11 +128,17 @@ def nginx_in_front(tmp_path, gunicorn_app):
     def up() -> bool:
         assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
         try:
-            return requests.get(base + "/health", timeout=1).status_code == 200
+            return requests.get(base + "/health", timeout=1).status_code in (200, 503)
         except requests.RequestException:
             return False
 
     wait_until(up, 10, 0.05)
+    return base, proc
+
+
+@pytest.fixture
+def nginx_in_front(tmp_path, gunicorn_app):
+    base, proc = start_nginx(tmp_path, gunicorn_app.port)
     yield base
     proc.terminate()
     proc.wait(timeout=10)
@@ -148,3 +154,51 @@ def test_nginx_in_front_passes_the_api_through(nginx_in_front, site):
     assert shot.headers["Content-Type"] == "image/png" and shot.content[:8] == b"\x89PNG\r\n\x1a\n"
     bad = requests.post(base + "/action", json={"kind": "zap"}, timeout=10)
     assert bad.status_code == 400 and bad.json()["code"] == "bad_request"  # our errors, not nginx's pages
+
+
+def test_nginx_in_front_of_pinchtab_server_streams_events(tmp_path, server_process, site):
+    import json
+    import queue
+    import threading
+
+    server = server_process()
+    server.wait_ready()
+    base, proc = start_nginx(tmp_path, server.port)
+    try:
+        r = requests.post(base + "/navigate", json={"url": site.url("table.html")}, timeout=60)
+        assert r.status_code == 200 and r.json()["title"] == "Orders"
+        snap = requests.get(base + "/snapshot?filter=interactive&format=compact", timeout=60)
+        assert "row 1003 | Grace Hopper | €7.25" in snap.text
+        # The lifecycle event stream passes nginx unbuffered: an event arrives while it happens.
+        events: queue.Queue = queue.Queue()
+        stream = requests.get(base + "/api/events", stream=True, timeout=(5, 60))
+        assert stream.headers["Content-Type"].startswith("text/event-stream")
+
+        def read() -> None:
+            for line in stream.iter_lines(decode_unicode=True):
+                if line and line.startswith("data:"):
+                    events.put(json.loads(line[5:]))
+
+        threading.Thread(target=read, daemon=True).start()
+        started = requests.post(base + "/instances/start", json={}, timeout=60)
+        assert started.status_code == 201
+        inst = started.json()["id"]
+        deadline_s = 45.0
+        import time
+
+        end = time.monotonic() + deadline_s
+        seen = None
+        while time.monotonic() < end:
+            try:
+                ev = events.get(timeout=max(0.1, end - time.monotonic()))
+            except queue.Empty:
+                break
+            if ev.get("type") == "instance.started" and (ev.get("instance") or {}).get("id") == inst:
+                seen = ev
+                break
+        assert seen is not None, "no instance.started event came through nginx"
+        stream.close()
+        assert requests.post(base + f"/instances/{inst}/stop", timeout=60).status_code == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
