@@ -346,6 +346,18 @@ def test_dashboard_in_a_real_browser_starts_an_instance(server, browser, site, t
         server.post(f"/instances/{new}/tabs/open", json={"url": site.url("counter.html")})
         wait_until(lambda: dom(f"!!{card}.querySelector('.tab img[data-loaded=true]')"), 15, 0.1)
         assert dom(f"{card}.querySelector('.tab .url').textContent") == site.url("counter.html")
+        # Profiles show with the account they are signed in as, and agents' calls in the activity list.
+        import json as _json
+
+        assert server.post("/profiles", json={"name": "alice"}).status_code == 201
+        prefs = server.state_dir / "profiles" / "alice" / "Default" / "Preferences"
+        prefs.parent.mkdir(parents=True, exist_ok=True)
+        prefs.write_text(_json.dumps({"account_info": [{"email": "alice@example.com", "full_name": "Alice Liddell",
+                                                        "gaia": "1234"}]}))
+        row = "document.querySelector('#profiles tr[data-profile=\"alice\"]')"
+        wait_until(lambda: dom(f"{row} && {row}.textContent.includes('alice@example.com')"), 20, 0.2)
+        assert "Alice Liddell" in dom(f"{row}.textContent")
+        wait_until(lambda: dom("document.querySelectorAll('#activity li').length") >= 1, 20, 0.2)
         shot = run(lambda t: t.call("Page.captureScreenshot", {"format": "png"}))
         import base64
 

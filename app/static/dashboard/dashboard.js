@@ -275,11 +275,66 @@
     while (list.children.length > MAX_EVENTS_SHOWN) list.lastChild.remove();
   }
 
+  // --- profiles and activity ----------------------------------------------------------------
+  function cell(text) {
+    return el("td", "", text === undefined || text === null || text === "" ? "–" : String(text));
+  }
+
+  async function refreshProfiles() {
+    if (authRequired && !token) return;
+    let list;
+    try {
+      list = await json("GET", "/profiles");
+    } catch (e) {
+      return;  // older servers or a store that is busy: the panel waits for the next round
+    }
+    const body = $("profiles").querySelector("tbody");
+    body.replaceChildren();
+    if (!list.length) {
+      const row = el("tr", "empty");
+      const td = el("td", "", "No profiles yet.");
+      td.colSpan = 5;
+      row.append(td);
+      body.append(row);
+    }
+    for (const p of list) {
+      const row = el("tr");
+      row.dataset.profile = p.name;
+      const who = p.hasAccount ? [p.accountName, p.accountEmail].filter(Boolean).join(" · ") : "";
+      row.append(cell(p.name), cell(who), cell(p.sizeMB === null || p.sizeMB === undefined ? "" : `${p.sizeMB} MB`),
+                 cell(p.lastUsed ? new Date(p.lastUsed).toLocaleString() : ""), cell(p.running ? "running" : "idle"));
+      body.append(row);
+    }
+  }
+
+  async function refreshActivity() {
+    if (authRequired && !token) return;
+    let data;
+    try {
+      data = await json("GET", "/api/activity?limit=15");
+    } catch (e) {
+      return;
+    }
+    const list = $("activity");
+    list.replaceChildren();
+    for (const ev of data.events || []) {
+      const li = el("li");
+      const when = ev.timestamp ? new Date(ev.timestamp).toLocaleTimeString() : "";
+      li.append(el("time", "", when), el("strong", "", `${ev.method} ${ev.path}`),
+                document.createTextNode(` ${ev.status || ""} ${ev.agentId || ""} ${ev.profileName || ""} ${ev.action || ""}`));
+      list.append(li);
+    }
+  }
+
   // --- start --------------------------------------------------------------------------------
   async function boot() {
     await refreshHealth();
     await refreshInstances();
+    refreshProfiles();
+    refreshActivity();
     connectEvents();
+    setInterval(refreshProfiles, INSTANCES_EVERY_MS * 3);
+    setInterval(refreshActivity, INSTANCES_EVERY_MS * 2);
     setInterval(refreshHealth, HEALTH_EVERY_MS);
     setInterval(refreshInstances, INSTANCES_EVERY_MS);
     setInterval(refreshTabs, SHOTS_EVERY_MS);
