@@ -26,6 +26,30 @@ def bind_address(host: str, port: int) -> str:
     return f"{host}:{port}"
 
 
+def apply_settings(app: Any, hooks: dict[str, Any]) -> None:
+    """The gunicorn settings both of our servers run with, then their hooks and the caller's options.
+
+    One gthread worker: all browser (or instance) state lives in that process, and gthread's
+    heartbeat runs apart from requests, so a long navigate does not look like a hung worker.
+    """
+    settings = {
+        "bind": bind_address(app.pt_config.server.bind, app.pt_config.server.port),
+        "workers": 1,
+        "worker_class": "gthread",
+        "threads": THREADS,
+        "timeout": 120,
+        "graceful_timeout": 10,
+        "keepalive": 5,
+        # gunicorn 25+ opens ~/.gunicorn/gunicorn.ctl from a thread in the master: one path for
+        # every server of a user (our instances share it) and a thread in a process that forks.
+        "control_socket_disable": True,
+        **hooks,
+        **app.options,
+    }
+    for key, value in settings.items():
+        app.cfg.set(key, value)
+
+
 class BridgeApplication(BaseApplication):
     """Serves ``create_app(config)``; the browser starts in the worker, with the server."""
 
@@ -36,22 +60,7 @@ class BridgeApplication(BaseApplication):
         super().__init__()
 
     def load_config(self) -> None:
-        settings = {
-            "bind": bind_address(self.pt_config.server.bind, self.pt_config.server.port),
-            "workers": 1,
-            "worker_class": "gthread",
-            "threads": THREADS,
-            "timeout": 120,
-            "graceful_timeout": 10,
-            "keepalive": 5,
-            # gunicorn 25+ opens ~/.gunicorn/gunicorn.ctl from a thread in the master: one path for
-            # every server of a user (our instances share it) and a thread in a process that forks.
-            "control_socket_disable": True,
-            "worker_exit": self._worker_exit,
-            **self.options,
-        }
-        for key, value in settings.items():
-            self.cfg.set(key, value)
+        apply_settings(self, {"worker_exit": self._worker_exit})
 
     def load(self):  # type: ignore[no-untyped-def]
         from . import create_app
@@ -85,21 +94,7 @@ class ServerApplication(BaseApplication):
         super().__init__()
 
     def load_config(self) -> None:
-        settings = {
-            "bind": bind_address(self.pt_config.server.bind, self.pt_config.server.port),
-            "workers": 1,
-            "worker_class": "gthread",
-            "threads": THREADS,
-            "timeout": 120,
-            "graceful_timeout": 10,
-            "keepalive": 5,
-            "control_socket_disable": True,
-            "on_starting": self._on_starting,
-            "on_exit": self._on_exit,
-            **self.options,
-        }
-        for key, value in settings.items():
-            self.cfg.set(key, value)
+        apply_settings(self, {"on_starting": self._on_starting, "on_exit": self._on_exit})
 
     def load(self):  # type: ignore[no-untyped-def]
         from .server_app import create_server_app

@@ -71,24 +71,10 @@ def rss_mb(pid: int | None) -> float:
     return float("nan")
 
 
-def ppid_of(pid: int) -> int:
-    with open(f"/proc/{pid}/stat", "rb") as fh:
-        return int(fh.read().rsplit(b")", 1)[1].split()[1])
-
-
 def children_matching(parent: int, needle: bytes) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                cmd = fh.read()
-            if needle in cmd and ppid_of(int(entry)) == parent:
-                found.append(int(entry))
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
+    from app.orchestrator.procfs import children_of
+
+    return children_of(parent, needle)
 
 
 class Server:

@@ -332,19 +332,10 @@ class ServerProcess:
 
     def manager_pid(self) -> int | None:
         """The instance manager (a child of the gunicorn master, in a session of its own)."""
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                    cmd = fh.read()
-                with open(f"/proc/{entry}/stat", "rb") as fh:
-                    ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            if b"app.orchestrator.manager" in cmd and ppid == self.proc.pid:
-                return int(entry)
-        return None
+        from app.orchestrator.procfs import children_of
+
+        found = children_of(self.proc.pid, b"app.orchestrator.manager")
+        return found[0] if found else None
 
     def output(self) -> str:
         return self.log_path.read_bytes().decode(errors="replace")

@@ -24,6 +24,7 @@ from typing import Any
 
 from profiles.atomic import write_bytes_atomic
 
+from . import procfs
 from .instances import LogRing
 
 log = logging.getLogger(__name__)
@@ -54,19 +55,7 @@ def proc_start_ticks(pid: int) -> int | None:
 
 def group_members(pgid: int) -> list[int]:
     """Live (not zombie) processes in process group ``pgid``."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                data = fh.read()
-        except OSError:
-            continue
-        fields = data[data.rfind(b")") + 2:].split()
-        if len(fields) > 2 and fields[0] != b"Z" and fields[2] == str(pgid).encode():
-            members.append(int(entry))
-    return members
+    return [p.pid for p in procfs.processes() if p.pgid == pgid and not p.zombie]
 
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -88,20 +77,12 @@ def become_subreaper() -> bool:
 
 def reap_adopted(skip: set[int]) -> int:
     """Reap our exited children except ``skip`` (the ones a Popen object waits for); how many."""
-    me = str(os.getpid()).encode()
+    me = os.getpid()
     reaped = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) in skip:
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                data = fh.read()
-        except OSError:
-            continue
-        fields = data[data.rfind(b")") + 2:].split()
-        if len(fields) > 1 and fields[0] == b"Z" and fields[1] == me:
+    for p in procfs.processes():
+        if p.zombie and p.ppid == me and p.pid not in skip:
             with contextlib.suppress(ChildProcessError):
-                os.waitpid(int(entry), os.WNOHANG)
+                os.waitpid(p.pid, os.WNOHANG)
                 reaped += 1
     return reaped
 

@@ -16,20 +16,9 @@ pytestmark = pytest.mark.e2e
 
 def chrome_pids_with_home(home: Path) -> list[int]:
     """Chromium processes started with HOME=home (the bridge's browser inherits our env)."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                cmd = fh.read()
-            with open(f"/proc/{entry}/environ", "rb") as fh:
-                env = fh.read().split(b"\0")
-        except OSError:
-            continue
-        if b"remote-debugging-port" in cmd and f"HOME={home}".encode() in env:
-            pids.append(int(entry))
-    return pids
+    from app.orchestrator.procfs import started_under_home
+
+    return started_under_home(home)
 
 
 def test_bridge_serves_the_api_and_stops_its_browser(bridge_process, site, tmp_path):

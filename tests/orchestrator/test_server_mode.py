@@ -97,22 +97,9 @@ def group_alive(pgid: int) -> bool:
 
 def chrome_pids(home: Path) -> set[int]:
     """Chromium processes started under this HOME (every instance of a test server inherits it)."""
-    found = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                cmd = fh.read()
-            with open(f"/proc/{entry}/environ", "rb") as fh:
-                env = fh.read().split(b"\0")
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                state = fh.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if b"remote-debugging-port" in cmd and f"HOME={home}".encode() in env and state != b"Z":
-            found.add(int(entry))
-    return found
+    from app.orchestrator.procfs import started_under_home
+
+    return set(started_under_home(home))
 
 
 # --- the browser API through the proxy ---------------------------------------------------------------

@@ -5,8 +5,6 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,17 +12,6 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-
-def wait_until(predicate: Callable[[], Any], timeout_s: float = 10.0, interval_s: float = 0.01) -> Any:
-    """Poll ``predicate`` until it is truthy; fail at the deadline (no fixed sleeps)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout_s} s")
-        time.sleep(interval_s)  # the poll interval of a bounded wait
 
 
 def dead_pid() -> int:
