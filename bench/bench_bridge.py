@@ -19,8 +19,6 @@ import http.client
 import json
 import os
 import shutil
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,13 +34,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import pages, peers  # noqa: E402
+from bench.common import free_port, med_ms, pct_ms, timed  # noqa: E402
 from cdp.launcher import ChromeProcess, find_browser  # noqa: E402
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class RawCDP:
@@ -122,19 +117,10 @@ class Bridge:
         self.log.close()
 
 
-def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
 
 
-def med_ms(xs: list[float]) -> float:
-    return statistics.median(xs) * 1000
 
 
-def pct_ms(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p * len(xs)))] * 1000
 
 
 Row = tuple[str, str, str]

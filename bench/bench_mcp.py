@@ -19,8 +19,6 @@ import argparse
 import os
 import shutil
 import signal
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,15 +34,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import pages, peers  # noqa: E402
+from bench.common import free_port, med_ms, pct_ms  # noqa: E402
 
 START_TIMEOUT_S = 60.0
 CALL_TIMEOUT_S = 60.0
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Bridge:
@@ -81,13 +76,10 @@ class Bridge:
         self.log.close()
 
 
-def med_ms(xs: list[float]) -> float:
-    return statistics.median(xs) * 1000
 
 
 def p90_ms(xs: list[float]) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(0.9 * len(xs)))] * 1000
+    return pct_ms(xs, 0.9)
 
 
 async def measure(bridge: Bridge, page_url: str, home: Path, runs: int) -> dict[str, Any]:

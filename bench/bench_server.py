@@ -20,14 +20,12 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,25 +35,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import pages  # noqa: E402
+from bench.common import free_port, med_ms, pct_ms, wait_for  # noqa: E402
 
 TOKEN = "bench-token"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
-def wait_for(predicate: Callable[[], Any], timeout_s: float, interval_s: float = 0.01) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"not reached within {timeout_s} s")
-        time.sleep(interval_s)
 
 
 def rss_mb(pid: int | None) -> float:
@@ -143,13 +129,8 @@ class Server:
         self.log.close()
 
 
-def med_ms(xs: list[float]) -> float:
-    return statistics.median(xs) * 1000
 
 
-def pct_ms(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p * len(xs)))] * 1000
 
 
 Row = tuple[str, str, str]

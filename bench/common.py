@@ -1,0 +1,42 @@
+"""What every bench script needs: ports, timing, percentiles, bounded waits."""
+from __future__ import annotations
+
+import socket
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """(seconds, result) of one call."""
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def med_ms(xs: list[float]) -> float:
+    return statistics.median(xs) * 1000
+
+
+def pct_ms(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p * len(xs)))] * 1000
+
+
+def wait_for(predicate: Callable[[], Any], timeout_s: float, interval_s: float = 0.01) -> Any:
+    """Poll until ``predicate()`` is truthy; TimeoutError at the deadline."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"not reached within {timeout_s} s")
+        time.sleep(interval_s)  # the poll interval of a bounded wait
