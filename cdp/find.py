@@ -151,7 +151,7 @@ def match(nodes: list[dict[str, Any]], query: str, *, top_k: int = 3, threshold:
     content_words = [w for w in query_words if w not in ROLE_WORDS] or query_words
     lex_scores = lexical_scores(with_context(nodes), content_words)
     composites = []
-    for i, (node, lex) in enumerate(zip(nodes, lex_scores)):
+    for i, (node, lex) in enumerate(zip(nodes, lex_scores, strict=True)):
         if node["role"] in CONTEXT_ROLES and node["role"] not in role_hints:
             continue  # rows, cells and headings give context; people find controls (unless they ask)
         rs = 1.0 if role_hints and node["role"].lower() in role_hints else 0.0

@@ -114,7 +114,7 @@ def actions(tab_id: str | None):  # type: ignore[no-untyped-def]
                        (raw.get("tabId") or batch.get("tabId")) else raw)
             tab = br.tab(req.get("tabId"))
             last_tab = tab
-            results.append({"index": i, "success": True, "result": on_tab(tab, lambda t: run_step(t, req, cfg),
+            results.append({"index": i, "success": True, "result": on_tab(tab, lambda t, req=req: run_step(t, req, cfg),
                                                                           req.get("timeout") or step_timeout(req, cfg))})
         except Exception as exc:  # a failed step is reported in its place, not as the request's error
             err = from_exception(exc)
