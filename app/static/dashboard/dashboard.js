@@ -311,13 +311,14 @@
     if (authRequired && !token) return;
     let data;
     try {
-      data = await json("GET", "/api/activity?limit=15");
+      data = await json("GET", "/api/activity?limit=60");
     } catch (e) {
       return;
     }
     const list = $("activity");
     list.replaceChildren();
-    for (const ev of data.events || []) {
+    // What agents did: the dashboard's own screenshot polling is left out.
+    for (const ev of (data.events || []).filter((e) => e.agentId !== "dashboard").slice(0, 15)) {
       const li = el("li");
       const when = ev.timestamp ? new Date(ev.timestamp).toLocaleTimeString() : "";
       li.append(el("time", "", when), el("strong", "", `${ev.method} ${ev.path}`),
