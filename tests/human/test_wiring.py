@@ -46,3 +46,19 @@ def test_humanize_on_click_and_type_through_the_api(stealthy, site):
     assert evaluate(stealthy, "document.querySelector('#field').value") == text
     plain = stealthy.post("/action", json={"kind": "click", "selector": "button"}).json["result"]
     assert "human" not in plain
+
+
+def test_humanized_input_reaches_into_a_cross_origin_frame(stealthy, site, site2):
+    from conftest import compact, ref_of, wait_until
+
+    nav(stealthy, site.url("xorigin.html") + f"?card=http://localhost:{site2.port}", waitFor="load")
+    wait_until(lambda: " button Pay\n" in compact(stealthy), 10)
+    snap = compact(stealthy)
+    r = stealthy.post("/action", json={"kind": "type", "ref": ref_of(snap, "textbox", "Card number"),
+                                       "text": "4242424242424242", "humanize": True, "fast": True})
+    assert r.status_code == 200 and r.json["result"]["human"] is True
+    stealthy.post("/action", json={"kind": "type", "ref": ref_of(snap, "textbox", "Expiry"), "text": "12/30",
+                                   "humanize": True, "fast": True})
+    r = stealthy.post("/action", json={"kind": "click", "ref": ref_of(snap, "button", "Pay"), "humanize": True})
+    assert r.status_code == 200 and r.json["result"]["human"] is True
+    wait_until(lambda: "paid with card ending 4242" in stealthy.get("/text?mode=raw").json["text"], 10)
