@@ -148,6 +148,9 @@ def peek_tab_id(body: Any) -> str | None:
     return tab if isinstance(tab, str) and tab else None
 
 
+WHOLE_BELOW = 256 * 1024  # answers up to this size are relayed whole, larger ones streamed
+
+
 def relay(upstream: requests.Response, instance: str) -> Response:
     """The instance's answer as ours: status, headers (minus hop-by-hop) and the body, streamed."""
     headers = Headers([(k, v) for k, v in upstream.raw.headers.items() if k.lower() not in DROP_RESPONSE])
@@ -163,7 +166,17 @@ def relay(upstream: requests.Response, instance: str) -> Response:
         finally:
             upstream.close()
 
-    resp = Response(body(), status=upstream.status_code, headers=headers, direct_passthrough=True)
+    length = upstream.headers.get("Content-Length", "")
+    if length.isdigit() and int(length) <= WHOLE_BELOW and "event-stream" not in headers.get("Content-Type", ""):
+        # A small answer (most are: JSON, compact snapshots) goes out in one piece: streaming it
+        # chunk by chunk through a generator costs more than the copy.
+        try:
+            data = upstream.raw.read(decode_content=False)
+        finally:
+            upstream.close()
+        resp = Response(data, status=upstream.status_code, headers=headers)
+    else:
+        resp = Response(body(), status=upstream.status_code, headers=headers, direct_passthrough=True)
     if not has_type:
         del resp.headers["Content-Type"]  # Flask's default would claim text/html
     resp.call_on_close(upstream.close)
