@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 import requests
+import urllib3
 from flask import Blueprint, Response, g, request
 from requests.adapters import HTTPAdapter
 from werkzeug.datastructures import Headers
@@ -151,16 +152,16 @@ def peek_tab_id(body: Any) -> str | None:
 WHOLE_BELOW = 256 * 1024  # answers up to this size are relayed whole, larger ones streamed
 
 
-def relay(upstream: requests.Response, instance: str) -> Response:
+def relay(upstream: urllib3.BaseHTTPResponse, instance: str) -> Response:
     """The instance's answer as ours: status, headers (minus hop-by-hop) and the body, streamed."""
-    headers = Headers([(k, v) for k, v in upstream.raw.headers.items() if k.lower() not in DROP_RESPONSE])
+    headers = Headers([(k, v) for k, v in upstream.headers.items() if k.lower() not in DROP_RESPONSE])
     headers["X-PinchTab-Instance-Id"] = instance
     has_type = "Content-Type" in headers
 
     def body() -> Iterator[bytes]:
         try:
             # decode_content=False: the bytes as sent, so Content-Length and Content-Encoding stay true.
-            yield from upstream.raw.stream(STREAM_CHUNK, decode_content=False)
+            yield from upstream.stream(STREAM_CHUNK, decode_content=False)
         except Exception as exc:  # the instance died mid-answer: the caller sees a short body
             log.warning("instance %s: answer broke off: %s", instance, exc)
         finally:
@@ -171,15 +172,15 @@ def relay(upstream: requests.Response, instance: str) -> Response:
         # A small answer (most are: JSON, compact snapshots) goes out in one piece: streaming it
         # chunk by chunk through a generator costs more than the copy.
         try:
-            data = upstream.raw.read(decode_content=False)
+            data = upstream.read(decode_content=False)
         finally:
-            upstream.close()
-        resp = Response(data, status=upstream.status_code, headers=headers)
+            upstream.release_conn()  # read to the end: the connection goes back to the pool
+        resp = Response(data, status=upstream.status, headers=headers)
     else:
-        resp = Response(body(), status=upstream.status_code, headers=headers, direct_passthrough=True)
+        resp = Response(body(), status=upstream.status, headers=headers, direct_passthrough=True)
     if not has_type:
         del resp.headers["Content-Type"]  # Flask's default would claim text/html
-    resp.call_on_close(upstream.close)
+    resp.call_on_close(upstream.release_conn)
     return resp
 
 
@@ -187,6 +188,9 @@ class Upstream:
     """HTTP to instances over a keep-alive pool, with the instance's internal token."""
 
     def __init__(self, config: Config) -> None:
+        # Forwarding goes through urllib3 itself (what requests runs on): requests' per-call
+        # preparation was a large part of the proxy's own cost. Our own small calls keep requests.
+        self.pool = urllib3.PoolManager(num_pools=16, maxsize=64, retries=False)
         self.session = requests.Session()
         adapter = HTTPAdapter(pool_connections=16, pool_maxsize=64, max_retries=0)
         self.session.mount("http://", adapter)
@@ -194,7 +198,7 @@ class Upstream:
         # The longest a bridge may legitimately take before its first byte: a navigate or an action.
         self.read_timeout_s = float(max(config.timeouts.navigate_sec, config.timeouts.action_sec) + 30)
 
-    def send(self, record: dict[str, Any], token: str, body: Any) -> requests.Response:
+    def send(self, record: dict[str, Any], token: str, body: Any) -> urllib3.BaseHTTPResponse:
         """Forward the current request; 502 ``instance_unreachable`` / 504 ``instance_timeout``."""
         path = quote(request.path)
         query = request.query_string.decode("latin-1")
@@ -205,15 +209,13 @@ class Upstream:
             headers["Content-Length"] = str(request.content_length)
         url = f"{record['url']}{path}" + (f"?{query}" if query else "")
         try:
-            # Prepared here and sent: Session.request would also merge cookies and environment
-            # settings on every call, a fifth of the proxy's own cost, for nothing we use.
-            prepared = requests.Request(request.method, url, headers=headers, data=body).prepare()
-            return self.session.send(prepared, stream=True, timeout=(CONNECT_TIMEOUT_S, self.read_timeout_s),
-                                     allow_redirects=False)
-        except requests.ReadTimeout:
+            return self.pool.urlopen(request.method, url, body=body, headers=headers, preload_content=False,
+                                     redirect=False, retries=False,
+                                     timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT_S, read=self.read_timeout_s))
+        except urllib3.exceptions.ReadTimeoutError:
             raise APIError(f"instance {record['id']} did not answer within {self.read_timeout_s:.0f} s",
                            status=504, code="instance_timeout", retryable=True) from None
-        except requests.RequestException as exc:
+        except urllib3.exceptions.HTTPError as exc:
             log.warning("instance %s unreachable: %s", record["id"], type(exc).__name__)
             raise APIError(f"instance {record['id']} is unreachable (it may have crashed; it is restarted)",
                            status=502, code="instance_unreachable", retryable=True,
