@@ -154,7 +154,7 @@ def browser_product(binary: str) -> str:
     return f"Chrome/{m.group(1)}" if m else ""
 
 
-# --- what the lead wires in --------------------------------------------------------------------------
+# --- what the bridge wires in --------------------------------------------------------------------------
 def launch_flags(level: str, *, product: str = "", window: tuple[int, int] = DEFAULT_WINDOW,
                  platform: str = "Linux") -> list[str]:
     """Chrome flags for ``level``: no automation flag, a desktop window, a user agent without
