@@ -16,7 +16,7 @@ from .config import Config, load_config
 
 
 class _JSON(DefaultJSONProvider):
-    ensure_ascii = False  # names and values are often not ASCII; \uXXXX escapes cost tokens
+    ensure_ascii = False  # names and values are often not ASCII; \u escapes cost tokens
     sort_keys = False  # keep the documented key order
 
 

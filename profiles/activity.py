@@ -115,7 +115,7 @@ def clean_event(event: Mapping[str, Any]) -> dict[str, Any]:
 
 def _encode(fields: dict[str, Any]) -> bytes:
     line = json.dumps(fields, separators=(",", ":")).encode("ascii") + b"\n"
-    # ASCII escaping can blow a capped field up sixfold (\uXXXX); halve the longest string until
+    # ASCII escaping can blow a capped field up sixfold (\u escapes); halve the longest string until
     # the line fits, so no line ever exceeds what one atomic append can carry.
     while len(line) > MAX_LINE_BYTES:
         longest = max((k for k, v in fields.items() if isinstance(v, str) and k != "timestamp"),
