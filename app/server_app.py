@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from flask import Flask, current_app, g, jsonify
+from flask import Flask, current_app, g
 
-from . import _JSON, auth, errors, openapi
+from . import _JSON, auth, errors
 from .config import Config, load_config
 from .orchestrator.client import ManagerClient
 from .orchestrator.mirror import InstanceMirror
@@ -63,7 +63,7 @@ class _FrontDoor:
 def create_server_app(config: Config | None = None, *, client: ManagerClient | None = None,
                       start_watch: bool = True) -> Flask:
     """The server app; ``client`` reaches the manager (default: the socket under the state dir)."""
-    from .blueprints import dashboard, events, instances, profiles, proxy
+    from .blueprints import dashboard, events, instances, meta, profiles, proxy
 
     config = config or load_config()
     app = Flask("pinchtab-server", static_folder=None)
@@ -84,13 +84,9 @@ def create_server_app(config: Config | None = None, *, client: ManagerClient | N
         app.register_blueprint(module.bp)
     app.register_blueprint(proxy.build_blueprint(config))
 
-    @app.get("/openapi.json")
-    @app.get("/help")
-    def openapi_json():  # type: ignore[no-untyped-def]
-        cache = app.extensions.setdefault("pinchtab.openapi", {})
-        if "doc" not in cache:
-            cache["doc"] = openapi.build(app)
-        return jsonify(cache["doc"])
+    # The same self-description view as the bridge's (it reads whichever app serves it).
+    app.add_url_rule("/openapi.json", view_func=meta.openapi_json)
+    app.add_url_rule("/help", endpoint="help", view_func=meta.openapi_json)
 
     @app.after_request
     def retry_after(resp):  # type: ignore[no-untyped-def]

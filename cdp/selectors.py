@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .errors import BadSelector, CDPError, NoSuchElement
 
@@ -230,6 +230,3 @@ def _name_match(actual: str, wanted: str) -> bool:
     a, w = actual.strip().lower(), wanted.strip().lower()
     return a == w or w in a
 
-
-def describe_value(v: Any) -> str:
-    return json.dumps(v)

@@ -17,7 +17,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from .errors import BrowserGone, CDPTimeout, DialogBlocking, TargetClosed, TargetCrashed
+from .errors import CDPTimeout, DialogBlocking, TargetClosed, TargetCrashed
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -430,5 +430,3 @@ def _ms_iso(ts: float | None) -> str:
     t = (ts / 1000.0) if ts else time.time()
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int((t % 1) * 1000):03d}Z"
 
-
-__all__ = ["Tab", "Frame", "Dialog", "BrowserGone"]
