@@ -1,4 +1,4 @@
-"""For a plain ``gunicorn wsgi:app`` (one worker, gthread; see deploy notes in the README)."""
+"""For ``gunicorn -c deploy/gunicorn.conf.py wsgi:app`` (one gthread worker; see the README's deployment notes)."""
 from app import create_app
 
 app = create_app()

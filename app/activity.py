@@ -1,55 +1,108 @@
-"""The activity log: one JSON line per API call that touches a browser (profiles/activity.py)."""
+"""The activity log: one JSON line per API call that touches a browser (profiles/activity.py).
+
+A WSGI middleware rather than Flask hooks: it reads what it needs from the environ and from what
+the app answered, and writes the line when the server closes the response, that is after the
+answer reached the client (where a server's access log is written too). The agent never waits
+for the log.
+"""
 from __future__ import annotations
 
-import logging
 import os
 import time
+from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import parse_qsl
 
-from flask import Flask, g, request
+from flask import Flask
 
 from .config import Config
 
-log = logging.getLogger(__name__)
 UNLOGGED = ("/health", "/openapi.json", "/help")
+TAB_HEADER = "X-PinchTab-Tab-Id"  # set on every answer that used a tab (app/__init__.py)
 
 
 def register(app: Flask, config: Config) -> None:
-    """Record every browser call after it is answered (never its secrets: profiles.activity strips them)."""
+    """Record every browser call once it is answered (never its secrets: profiles.activity strips them)."""
     if not config.observability.activity.enabled:
         return
     from profiles import ActivityLog
 
     store = ActivityLog(config.server.state_dir / "activity", config.observability.activity.retention_days)
     app.extensions["pinchtab.activity"] = store
-    profile = config.instance_defaults.profile
-    instance = os.environ.get("PINCHTAB_INSTANCE_ID", "")  # set by the server's manager for its bridges
+    app.wsgi_app = _Recorder(app.wsgi_app, store, max_body=app.config["MAX_CONTENT_LENGTH"] or 0,  # type: ignore[method-assign]
+                             profile=config.instance_defaults.profile,
+                             instance=os.environ.get("PINCHTAB_INSTANCE_ID", ""))  # set by the server's manager
 
-    @app.before_request
-    def started() -> None:
-        g.started = time.perf_counter()
 
-    @app.after_request
-    def record(resp):  # type: ignore[no-untyped-def]
-        if request.path in UNLOGGED or request.method == "OPTIONS":
-            return resp
-        body: Any = dict(request.args)
-        if request.method != "GET" and (request.content_length or 0) <= (app.config["MAX_CONTENT_LENGTH"] or 0):
-            body = request.get_json(silent=True, force=True, cache=True) or {}
-        if not isinstance(body, dict):
-            body = {}
-        store.record({
-            "agentId": request.headers.get("X-Agent-Id", ""),
-            "method": request.method,
-            "path": request.path,
-            "status": resp.status_code,
-            "durationMs": round((time.perf_counter() - g.get("started", time.perf_counter())) * 1000, 2),
-            "tabId": g.get("tab_id", ""),
-            "url": body.get("url", "") if isinstance(body.get("url"), str) else "",
-            "action": body.get("kind", "") if isinstance(body.get("kind"), str) else "",
-            "ref": body.get("ref", "") if isinstance(body.get("ref"), str) else "",
-            "profileName": profile,
-            "instanceId": instance,
-            **g.get("activity", {}),  # what the route knows better (the server's proxy: instance, profile)
+class _Recorder:
+    def __init__(self, app: Callable[..., Iterable[bytes]], store: Any, *, max_body: int, profile: str,
+                 instance: str) -> None:
+        self.app = app
+        self.store = store
+        self.max_body = max_body
+        self.profile = profile
+        self.instance = instance
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") in UNLOGGED or environ.get("REQUEST_METHOD") == "OPTIONS":
+            return self.app(environ, start_response)
+        started = time.perf_counter()
+        answer: list[Any] = []
+
+        def note(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            # Called inside the app, while its request object (the parsed body cached in it) is in
+            # the environ; Flask drops it from there when the request ends.
+            answer[:] = [status, headers, environ.get("werkzeug.request")]
+            return start_response(status, headers, exc_info)
+
+        body = self.app(environ, note)
+        took_ms = (time.perf_counter() - started) * 1000
+        return _Closing(body, lambda: self.record(environ, answer, took_ms))
+
+    def record(self, environ: dict[str, Any], answer: list[Any], took_ms: float) -> None:
+        status, headers, req = answer if answer else ("500", [], None)
+        method = environ.get("REQUEST_METHOD", "")
+        fields: dict[str, Any] = {}
+        if method == "GET":
+            fields = dict(parse_qsl(environ.get("QUERY_STRING", "")))
+        else:
+            if req is not None and (req.content_length or 0) <= self.max_body:
+                parsed = req.get_json(silent=True, force=True, cache=True)
+                fields = parsed if isinstance(parsed, dict) else {}
+
+        def text(key: str) -> str:
+            value = fields.get(key)
+            return value if isinstance(value, str) else ""
+
+        self.store.record({
+            "agentId": environ.get("HTTP_X_AGENT_ID", ""),
+            "method": method,
+            "path": environ.get("PATH_INFO", ""),
+            "status": int(status[:3]),
+            "durationMs": round(took_ms, 2),
+            "tabId": next((v for k, v in headers if k == TAB_HEADER), ""),
+            "url": text("url"),
+            "action": text("kind"),
+            "ref": text("ref"),
+            "profileName": self.profile,
+            "instanceId": self.instance,
         })
-        return resp
+
+
+class _Closing:
+    """The app's answer, unchanged, with ``after`` run when the server closes it (once it is sent)."""
+
+    def __init__(self, body: Iterable[bytes], after: Callable[[], None]) -> None:
+        self.body = body
+        self.after = after
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.body)
+
+    def close(self) -> None:
+        try:
+            close = getattr(self.body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self.after()

@@ -1,7 +1,8 @@
 """``pinchtab bridge`` as a gunicorn application: one gthread worker serving the Flask app.
 
 One worker because every tab and CDP connection lives in that process; gthread because its
-heartbeat runs apart from requests, so a long navigate does not look like a hung worker.
+heartbeat runs apart from requests, so a long navigate does not look like a hung worker (the
+class is app/worker.py's: gthread, with a thread that stays on a busy connection).
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def apply_settings(app: Any, hooks: dict[str, Any]) -> None:
     settings = {
         "bind": bind_address(app.pt_config.server.bind, app.pt_config.server.port),
         "workers": 1,
-        "worker_class": "gthread",
+        "worker_class": "app.worker.Worker",  # gthread, keeping a thread on a busy connection
         "threads": THREADS,
         "timeout": 120,
         "graceful_timeout": 10,

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import websocket
 
 from .errors import BrowserGone, CDPError, CDPTimeout, TargetClosed, TargetCrashed
+from .frames import ConnectionClosed, FrameReader
 from .routing import route, session_owner
 
 log = logging.getLogger(__name__)
@@ -35,8 +36,9 @@ class Sink(Protocol):
 
 
 class Connection:
-    """A CDP connection over one websocket (``skip_utf8_validation``: the pure-Python UTF-8 check
-    triples the time of big replies)."""
+    """A CDP connection over one websocket. websocket-client opens it and sends (with
+    ``skip_utf8_validation``: its pure-Python UTF-8 check triples the time of big messages);
+    the reader thread reads frames itself (cdp/frames.py)."""
 
     def __init__(self, ws_url: str, *, open_timeout_s: float = 10.0, browser_sink: Sink | None = None) -> None:
         self.ws_url = ws_url
@@ -48,6 +50,8 @@ class Connection:
             enable_multithread=False,  # we serialise sends ourselves
         )
         self._ws.settimeout(None)  # the reader blocks; close() unblocks it
+        assert self._ws.sock is not None  # connected
+        self._frames = FrameReader(self._ws.sock, self._pong)  # reads; websocket-client connects and sends
         self._send_lock = threading.Lock()
         self._lock = threading.Lock()  # guards the tables below
         self._ids = itertools.count(1)
@@ -151,15 +155,22 @@ class Connection:
                 fut.set_exception(exc)
 
     # --- the reader thread ---------------------------------------------------------------------
+    def _pong(self, payload: bytes | bytearray) -> None:
+        try:
+            with self._send_lock:
+                self._ws.pong(bytes(payload))
+        except Exception:  # the socket is going; the reader will notice
+            pass
+
     def _read_loop(self) -> None:
         while True:
             try:
-                data = self._ws.recv()
+                data = self._frames.message()
+            except ConnectionClosed:
+                self._shut(BrowserGone("browser connection closed"))
+                return
             except Exception as exc:  # closed socket, browser exit
                 self._shut(BrowserGone(f"browser connection lost: {exc or type(exc).__name__}"))
-                return
-            if not data:
-                self._shut(BrowserGone("browser connection closed"))
                 return
             try:
                 msg = json.loads(data)

@@ -63,12 +63,54 @@ class Dialog:
 
 
 class _Job:
-    __slots__ = ("fn", "future", "deadline")
+    """A job for the worker, and its answer: a bare lock is the cheapest one-shot hand-back."""
+
+    __slots__ = ("fn", "deadline", "_done", "value", "error")
 
     def __init__(self, fn: Callable[[], Any], deadline: float) -> None:
         self.fn = fn
-        self.future: Future = Future()
         self.deadline = deadline
+        self._done = threading.Lock()
+        self._done.acquire()  # released once, by the worker, when the answer is in
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+    def finish(self, value: Any = None, error: BaseException | None = None) -> None:
+        self.value, self.error = value, error
+        self._done.release()
+
+    def wait(self, timeout_s: float) -> Any:
+        if not self._done.acquire(timeout=timeout_s):
+            raise TimeoutError
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+class _Bell:
+    """Wakes the worker: rung by any thread, waited on by the worker alone.
+
+    A bare lock held while nobody rang. A ring releases it (a second ring finds it released and
+    is absorbed); the worker's wait takes it, consuming the ring. The worker re-checks what it
+    waits for after every wake-up, so a ring never gets lost and a stale one costs one loop.
+    (A Condition costs a fresh lock per wait and makes the woken thread re-take the
+    condition's lock from its notifier: measurably slower on a hop every request takes.)
+    """
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lock.acquire()
+
+    def ring(self, _fut: Future | None = None) -> None:
+        try:
+            self._lock.release()
+        except RuntimeError:  # rung already
+            pass
+
+    def wait(self, timeout_s: float) -> None:
+        self._lock.acquire(timeout=max(timeout_s, 0.0))
 
 
 class Tab:
@@ -102,7 +144,7 @@ class Tab:
         self.loads_started = 0  # bumped when the main frame starts a navigation to a new document
         self.state: dict[str, Any] = {}  # per-tab bookkeeping of higher layers (refs, last snapshot)
         self._handlers: dict[str, list[Handler]] = collections.defaultdict(list)
-        self._cond = threading.Condition()
+        self._bell = _Bell()
         self._events: collections.deque[tuple[str, dict[str, Any]]] = collections.deque()
         self._jobs: collections.deque[_Job] = collections.deque()
         self._closed: Exception | None = None
@@ -113,18 +155,20 @@ class Tab:
 
     # --- from the reader thread: queue only ------------------------------------------------
     def deliver(self, session_id: str, msg: dict[str, Any]) -> None:
-        with self._cond:
-            if len(self._events) >= EVENT_QUEUE_MAX:
+        # deque appends and pops are atomic: the reader appends, the worker pops from the left.
+        if len(self._events) >= EVENT_QUEUE_MAX:
+            try:
                 self._events.popleft()  # oldest dropped and counted, never block the reader
                 self.dropped_events += 1
-            self._events.append((session_id, msg))
-            self._cond.notify_all()
+            except IndexError:  # the worker just emptied it
+                pass
+        self._events.append((session_id, msg))
+        self._bell.ring()
 
     def fail(self, exc: Exception) -> None:
-        with self._cond:
-            if self._closed is None:
-                self._closed = exc
-            self._cond.notify_all()
+        if self._closed is None:
+            self._closed = exc
+        self._bell.ring()
 
     # --- from HTTP threads -----------------------------------------------------------------------
     @property
@@ -136,13 +180,18 @@ class Tab:
         if self._closed is not None:
             raise self._closed
         job = _Job(fn, time.monotonic() + timeout_s)
-        with self._cond:
-            self._jobs.append(job)
-            self._cond.notify_all()
+        self._jobs.append(job)
+        self._bell.ring()
+        if self._closed is not None:  # closed meanwhile: the worker may have drained its queue already
+            try:
+                self._jobs.remove(job)
+                raise self._closed
+            except ValueError:  # the worker took it and answers it
+                pass
         self.last_used = time.time()
         try:
             # The job bounds its own waits by its deadline; the margin covers queueing behind others.
-            return job.future.result(timeout=timeout_s + 5.0)
+            return job.wait(timeout_s + 5.0)
         except TimeoutError:
             raise CDPTimeout(f"tab {self.id} is busy: the request did not finish within {timeout_s:.0f} s") from None
 
@@ -161,7 +210,7 @@ class Tab:
 
     def send(self, method: str, params: dict[str, Any] | None = None, session_id: str | None = None) -> Future:
         fut = self.conn.send(method, params, session_id or self.session_id)
-        fut.add_done_callback(self._wake)
+        fut.add_done_callback(self._bell.ring)
         return fut
 
     def call(self, method: str, params: dict[str, Any] | None = None, *, session_id: str | None = None,
@@ -203,20 +252,15 @@ class Tab:
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            with self._cond:
-                if not self._events and self._closed is None:
-                    self._cond.wait(min(left, 1.0))
-
-    def _wake(self, _fut: Future | None = None) -> None:
-        with self._cond:
-            self._cond.notify_all()
+            if not self._events and self._closed is None:
+                self._bell.wait(min(left, 1.0))
 
     def _pump(self) -> None:
         while True:
-            with self._cond:
-                if not self._events:
-                    return
+            try:
                 session_id, msg = self._events.popleft()
+            except IndexError:
+                return
             self._dispatch(session_id, msg)
 
     def _dispatch(self, session_id: str, msg: dict[str, Any]) -> None:
@@ -228,31 +272,30 @@ class Tab:
 
     def _work_loop(self) -> None:
         while True:
-            with self._cond:
-                while not self._jobs and not self._events and self._closed is None:
-                    self._cond.wait(5.0)
-                job = self._jobs.popleft() if self._jobs else None
-                closed = self._closed
+            while not self._jobs and not self._events and self._closed is None:
+                self._bell.wait(5.0)
+            job = self._jobs.popleft() if self._jobs else None
+            closed = self._closed
             self._pump()
             if job is None:
                 if closed is not None:
                     break
                 continue
             if closed is not None:
-                job.future.set_exception(closed)
+                job.finish(error=closed)
                 continue
             self._job_deadline = job.deadline
             try:
-                job.future.set_result(job.fn())
+                value = job.fn()
             except BaseException as exc:  # handed to the caller, who maps it to an answer
-                job.future.set_exception(exc)
-            finally:
                 self._job_deadline = None
-        # Closed: fail whatever is still queued, at once.
-        with self._cond:
-            jobs, self._jobs = list(self._jobs), collections.deque()
-        for job in jobs:
-            job.future.set_exception(self._closed or TargetClosed("tab closed"))
+                job.finish(error=exc)
+            else:
+                self._job_deadline = None
+                job.finish(value)
+        # Closed: fail whatever is still queued, at once (run() refuses new jobs from now on).
+        while self._jobs:
+            self._jobs.popleft().finish(error=self._closed or TargetClosed("tab closed"))
 
     # --- sessions: the tab's own and its out-of-process iframes' -----------------------------------
     def session_setup(self, frame: bool = False) -> list[tuple[str, dict[str, Any]]]:

@@ -6,7 +6,7 @@ starts in the worker, not in the master.
 """
 bind = "127.0.0.1:9867"
 workers = 1
-worker_class = "gthread"
+worker_class = "app.worker.Worker"  # gthread, keeping a thread on a busy connection (app/worker.py)
 threads = 32
 timeout = 120
 graceful_timeout = 10

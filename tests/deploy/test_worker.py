@@ -1,0 +1,117 @@
+"""app/worker.py under real gunicorn: a thread stays on a connection whose client comes straight
+back, and idle kept-alive connections never hold the pool's threads."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, free_port, wait_until
+
+APP = textwrap.dedent('''
+    import threading
+
+    def app(environ, start_response):
+        body = str(threading.get_ident()).encode()
+        start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
+        return [body]
+''')
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[int]:
+    """gunicorn with our worker class and 4 threads, serving an app that answers its thread's id."""
+    (tmp_path / "tinyapp.py").write_text(APP)
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"}
+    proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-k", "app.worker.Worker", "--threads", "4",
+                             "-w", "1", "-b", f"127.0.0.1:{port}", "--keep-alive", "30", "tinyapp:app"],
+                            cwd=str(tmp_path), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+    def up() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return True
+        except OSError:
+            return False
+
+    wait_until(up, 20, 0.05)
+    yield port
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=15)
+
+
+class Conn:
+    """A raw HTTP/1.1 keep-alive connection (so the test controls exactly what is sent when)."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.buf = b""
+
+    def send(self, *paths: str) -> None:
+        self.sock.sendall(b"".join(f"GET {p} HTTP/1.1\r\nHost: t\r\n\r\n".encode() for p in paths))
+
+    def answer(self) -> str:
+        while b"\r\n\r\n" not in self.buf:
+            self.buf += self._recv()
+        head, _, rest = self.buf.partition(b"\r\n\r\n")
+        length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                          if line.lower().startswith(b"content-length")))
+        while len(rest) < length:
+            rest += self._recv()
+        self.buf = rest[length:]
+        assert head.startswith(b"HTTP/1.1 200"), head
+        return rest[:length].decode()
+
+    def _recv(self) -> bytes:
+        data = self.sock.recv(65536)
+        assert data, "connection closed"
+        return data
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_a_client_that_comes_straight_back_keeps_its_thread(server):
+    c = Conn(server)
+    threads = set()
+    for _ in range(20):
+        c.send("/")
+        threads.add(c.answer())
+    c.close()
+    # In plain gthread each request goes back through the poller to whichever pool thread is next.
+    assert len(threads) == 1
+
+
+def test_pipelined_requests_are_answered_in_order(server):
+    c = Conn(server)
+    c.send("/a", "/b", "/c")
+    answers = [c.answer() for _ in range(3)]
+    assert len(answers) == 3 and all(a.isdigit() for a in answers)
+    c.close()
+
+
+def test_idle_kept_alive_connections_do_not_hold_the_threads(server):
+    # More kept-alive connections than threads, each answered once and then left idle.
+    idle = [Conn(server) for _ in range(8)]
+    for c in idle:
+        c.send("/")
+        c.answer()
+    late = Conn(server)
+    started = time.monotonic()
+    late.send("/")
+    late.answer()
+    assert time.monotonic() - started < 1.0  # (gunicorn's keep-alive here is 30 s)
+    for c in idle:  # and the idle ones are still served when they come back
+        c.send("/")
+        assert c.answer().isdigit()
+        c.close()
+    late.close()
