@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import socket
 import struct
-from typing import Callable
+from collections.abc import Callable
 
 CHUNK = 256 * 1024
 OP_CONT, OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
