@@ -1,11 +1,31 @@
 """What every bench script needs: ports, timing, percentiles, bounded waits."""
 from __future__ import annotations
 
+import os
 import socket
 import statistics
 import time
 from collections.abc import Callable
 from typing import Any
+
+
+def group_cpu_s(pgid: int) -> float | None:
+    """CPU seconds used so far by the processes of a process group (children they reaped
+    included), from /proc; None where there is no /proc."""
+    if not os.path.isdir("/proc"):
+        return None
+    ticks = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[2]) == pgid:  # pgrp; then utime, stime, cutime, cstime
+            ticks += sum(int(x) for x in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
