@@ -376,5 +376,7 @@ class ActivityQuerySchema(Loose):
     agentId = fields.String()
     tabId = fields.String()
     profile = fields.String()
+    instanceId = fields.String()
+    path = fields.String()
     since = fields.String()
     until = fields.String()

@@ -228,12 +228,15 @@ class ActivityLog:
     # --- reading -----------------------------------------------------------------------------
     def query(self, profile: str | None = None, agent: str | None = None, tab: str | None = None,
               since: datetime | str | None = None, until: datetime | str | None = None,
-              limit: int = DEFAULT_LIMIT) -> list[ActivityEvent]:
+              limit: int = DEFAULT_LIMIT, instance: str | None = None,
+              path: str | None = None) -> list[ActivityEvent]:
         """Events matching every given filter, newest first, at most ``limit``.
 
-        ``profile`` matches the profile id or name. ``since``/``until`` are datetimes or ISO 8601
-        strings (naive means UTC); only the day files between them are read.
+        ``profile`` matches the profile id or name, ``path`` the request path exactly.
+        ``since``/``until`` are datetimes or ISO 8601 strings (naive means UTC); only the day
+        files between them are read.
         """
+        wanted = {k: v for k, v in (("instanceId", instance), ("path", path)) if v is not None}
         limit = max(0, min(int(limit), MAX_LIMIT))
         self.skipped_lines = 0
         if limit == 0:
@@ -244,7 +247,8 @@ class ActivityLog:
         result: list[ActivityEvent] = []
         for _day, path in sorted(self._files_between(start, end), reverse=True):
             matched = [e for e in self._read(path)
-                       if _matches(e, profile, agent, tab) and (not lo or e["timestamp"] >= lo)
+                       if _matches(e, profile, agent, tab) and all(e.get(k) == v for k, v in wanted.items())
+                       and (not lo or e["timestamp"] >= lo)
                        and (not hi or e["timestamp"] <= hi)]
             # Lines are appended in time order, nearly: several processes can land a few out of
             # order, so sort each day; reversing first keeps the later line first on a tie.

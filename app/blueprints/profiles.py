@@ -161,7 +161,7 @@ def profile_analytics(ident: str):  # type: ignore[no-untyped-def]
 
 
 @bp.get("/api/activity")
-@doc("The activity log, filtered by agent, tab, profile and time", query=ActivityQuerySchema)
+@doc("The activity log, filtered by agent, tab, profile, instance, path and time", query=ActivityQuerySchema)
 def api_activity():  # type: ignore[no-untyped-def]
     req = from_query(ActivityQuerySchema)
     events = _query(profile=req.get("profile"), req=req)
@@ -171,7 +171,8 @@ def api_activity():  # type: ignore[no-untyped-def]
 def _query(profile, req):  # type: ignore[no-untyped-def]
     try:
         return activity().query(profile=profile, agent=req.get("agentId"), tab=req.get("tabId"),
-                                since=req.get("since"), until=req.get("until"), limit=req["limit"])
+                                since=req.get("since"), until=req.get("until"), limit=req["limit"],
+                                instance=req.get("instanceId"), path=req.get("path"))
     except (ValueError, OverflowError) as exc:  # OverflowError: a time zone pushes a date past year 1 or 9999
         raise BadRequest(f"bad since/until: {exc}", code="bad_filter") from None
 

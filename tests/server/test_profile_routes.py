@@ -543,7 +543,8 @@ def test_api_activity_filters(app: Flask, client: Any) -> None:
     for agent, tab, hour in rows:
         clock.now = start + timedelta(hours=hour)
         app.extensions["pinchtab.activity"].record({"agentId": agent, "tabId": tab, "method": "POST",
-                                                    "path": f"/step{hour}", "profileName": "p"})
+                                                    "path": f"/step{hour}", "profileName": "p",
+                                                    "instanceId": f"inst_{hour % 2}"})
     clock.now = start + timedelta(hours=4)
 
     def paths(query: str) -> list[str]:
@@ -566,6 +567,9 @@ def test_api_activity_filters(app: Flask, client: Any) -> None:
     naive = (start + timedelta(hours=2, minutes=30)).strftime("%Y-%m-%dT%H:%M:%S")  # naive means UTC
     assert paths(f"profile=p&since={naive}") == ["/step3"]
     assert paths("agentId=nobody") == []
+    assert paths("instanceId=inst_1") == ["/step3", "/step1"]
+    assert paths("instanceId=inst_0&agentId=a1") == ["/step0"]
+    assert paths("path=/step2") == ["/step2"] and paths("path=/step") == []
     log.close()
 
 
