@@ -37,6 +37,7 @@ from typing import Any
 
 import requests
 
+from cdp.launcher import seed_throwaway_profile
 from profiles import ProfileStore
 from profiles import errors as profile_errors
 from profiles.atomic import write_bytes_atomic
@@ -338,7 +339,9 @@ class Manager:
             self._changed()
         try:
             if temporary:
-                self._profiles().create(name, description="temporary profile of one instance; deleted when it stops")
+                made = self._profiles().create(name,
+                                               description="temporary profile of one instance; deleted when it stops")
+                seed_throwaway_profile(made["path"])  # nobody's but this instance's (cdp/launcher.py says why)
             self.spawn(inst)
         except Exception as exc:
             self._abandon(inst)

@@ -149,6 +149,10 @@ def test_tab_routes_reach_the_instance_that_owns_the_tab(server, site):
     other = start_instance(server)
     try:
         assert other["profileName"].startswith("instance-") and other["mode"] == "headless"
+        # A profile made for one instance is a throwaway: Chrome's autofill and password manager off.
+        made = server.state_dir / "profiles" / other["profileName"]
+        prefs = json.loads((made / "Default" / "Preferences").read_text())
+        assert prefs["profile"]["password_manager_enabled"] is False and prefs["autofill"]["profile_enabled"] is False
         opened = server.post(f"/instances/{other['id']}/tabs/open", json={"url": site.url("table.html")})
         assert opened.status_code == 200 and opened.json()["title"] == "Orders", opened.text
         theirs = opened.json()["tabId"]
