@@ -54,6 +54,9 @@ STAGING_MAX_AGE_S = 3600.0
 DOWNLOAD_TIMEOUT_S = 30.0
 MAX_REDIRECTS = 10
 READ_CHUNK = 1 << 20
+# Chrome's names for the address spaces a connection can land in (CDP Network.IPAddressSpace).
+INTERNAL_SPACES = frozenset({"Loopback", "Local", "Private"})
+CONNECTED_INFO_WAIT_S = 0.5  # it comes before the paused response; a cache hit has none
 #: ``app.extensions`` key of the name resolver the download policy uses (tests put a stub there).
 RESOLVER_KEY = "pinchtab.resolver"
 _OWNER_KEY = "pinchtab.upload_owner"
@@ -322,10 +325,21 @@ def browser_fetch(t: Tab, url: str, policy: netguard.Policy, max_bytes: int, tim
     request it, is checked by the policy) and when its headers arrive (a redirect's Location is
     checked before Chrome follows it; the final body is taken as a stream). Returns
     ``{"data", "contentType", "url", "status"}``; raises APIError for every refusal or failure.
+
+    With no allowlist (any public host) the address Chrome actually connected to is checked too:
+    a name can resolve to a public address when we check it and to an internal one when Chrome
+    connects (DNS rebinding). Chrome reports the connection's address space
+    (Network.responseReceivedExtraInfo) before the response pauses. A name on an allowlist is
+    one the operator vouches for, and is not second-guessed.
     """
     deadline = time.monotonic() + timeout_s
     paused: collections.deque[dict[str, Any]] = collections.deque()
     t.on("Fetch.requestPaused", lambda _sid, p: paused.append(p))
+    spaces: dict[str, str] = {}  # network request id -> the address space Chrome connected to
+    t.on("Network.responseReceivedExtraInfo",
+         lambda _sid, p: spaces.__setitem__(p.get("requestId", ""), p.get("resourceIPAddressSpace", "")))
+    if not policy.allowlist:
+        t.call("Network.enable", {})
     t.call("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"},
                                          {"urlPattern": "*", "requestStage": "Response"}]})
     nav = t.send("Page.navigate", {"url": url})
@@ -365,6 +379,15 @@ def browser_fetch(t: Tab, url: str, policy: netguard.Policy, max_bytes: int, tim
                 raise _blocked(f"unsafe browser request: {req_url} refused: {exc.message}", exc) from None
             t.send("Fetch.continueRequest", {"requestId": rid})
             continue
+        if not policy.allowlist:
+            nid = p.get("networkId", "")
+            t.wait_for(lambda: nid in spaces, min(CONNECTED_INFO_WAIT_S, max(deadline - time.monotonic(), 0)))
+            if spaces.get(nid) in INTERNAL_SPACES:  # absent (a cache hit): no connection was made
+                fail(rid)
+                host = urlsplit(req_url).hostname or ""
+                raise _blocked(f"unsafe browser request: {req_url} refused: {host} connected to an internal "
+                               f"address ({spaces[nid].lower()}) after resolving to a public one",
+                               netguard.UnsafeURL("", netguard.INTERNAL, host))
         headers = {h["name"].lower(): h["value"] for h in reversed(p.get("responseHeaders") or [])}
         if 300 <= status < 400 and headers.get("location"):
             redirects += 1

@@ -4,7 +4,8 @@ Downloads: every test server listens on 127.0.0.1, which the download policy alw
 the download tests run their own browser, started with a host resolver rule that sends
 ``fixtures.test`` to 127.0.0.1, allow only ``fixtures.test``, and give the policy a resolver stub
 that answers a public address for that name. Literal loopback URLs, and redirects to them, must
-still be refused in that setup.
+still be refused in that setup. ``rebind.test`` goes to 127.0.0.1 as well, for a name that
+resolves to a public address when checked and to an internal one when Chrome connects.
 """
 from __future__ import annotations
 
@@ -278,7 +279,7 @@ class _OnceBrowser(Browser):
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     """This module's browser (``app_factory`` builds on it): ``fixtures.test`` is the test server."""
-    b = _OnceBrowser(extra_flags=("--host-resolver-rules=MAP fixtures.test 127.0.0.1",))
+    b = _OnceBrowser(extra_flags=("--host-resolver-rules=MAP fixtures.test 127.0.0.1, MAP rebind.test 127.0.0.1",))
     b.start()
     yield b
     b.stop()
@@ -327,6 +328,20 @@ def test_download_through_the_allowed_host_returns_the_bytes(dl, fx, browser):
     assert r.json["size"] == len(BINARY) and r.json["url"] == fx("/file.bin")
     assert len(browser.pages()) == before  # the helper tab is gone again
     assert _Fixtures.hits == ["/file.bin"]
+
+
+def test_a_name_that_rebinds_to_an_internal_address_is_refused(dl_factory, fx):
+    # No allowlist: any public host. The policy's resolver says rebind.test is public; when Chrome
+    # connects, the name leads to 127.0.0.1 (DNS rebinding). The connection itself gives it away.
+    app = dl_factory(**{"security.downloadAllowedDomains": [], "security.allowedDomains": []})
+    app.extensions[transfer.RESOLVER_KEY] = lambda host: [PUBLIC] if host == "rebind.test" else []
+    r = download(app.test_client(), fx("/file.bin", "rebind.test"))
+    assert r.status_code == 400 and r.json["code"] == "download_blocked", r.json
+    assert r.json["details"] == {"reason": "internal", "host": "rebind.test"}
+    assert "internal address (loopback)" in r.json["error"] and "data" not in r.json
+    # With an allowlist the operator vouches for the name, as the other tests here rely on.
+    vouched = dl_factory(**{"security.downloadAllowedDomains": ["fixtures.test"]}).test_client()
+    assert download(vouched, fx("/file.bin")).status_code == 200
 
 
 def test_download_raw_and_to_a_file(dl_factory, fx):
