@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from flask import Flask
+from werkzeug.wsgi import ClosingIterator
 
 from .config import Config
 
@@ -57,7 +58,8 @@ class _Recorder:
 
         body = self.app(environ, note)
         took_ms = (time.perf_counter() - started) * 1000
-        return _Closing(body, lambda: self.record(environ, answer, took_ms))
+        # Closed by the server once the answer is sent: the line is written then.
+        return ClosingIterator(body, lambda: self.record(environ, answer, took_ms))
 
     def record(self, environ: dict[str, Any], answer: list[Any], took_ms: float) -> None:
         status, headers, req = answer if answer else ("500", [], None)
@@ -88,21 +90,3 @@ class _Recorder:
             "instanceId": self.instance,
         })
 
-
-class _Closing:
-    """The app's answer, unchanged, with ``after`` run when the server closes it (once it is sent)."""
-
-    def __init__(self, body: Iterable[bytes], after: Callable[[], None]) -> None:
-        self.body = body
-        self.after = after
-
-    def __iter__(self):  # type: ignore[no-untyped-def]
-        return iter(self.body)
-
-    def close(self) -> None:
-        try:
-            close = getattr(self.body, "close", None)
-            if close is not None:
-                close()
-        finally:
-            self.after()

@@ -17,7 +17,7 @@ import struct
 from collections.abc import Callable
 
 CHUNK = 256 * 1024
-OP_CONT, OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
+OP_CLOSE, OP_PING, OP_PONG = 0x8, 0x9, 0xA  # the control frames; text, binary and continuation carry data
 
 
 class ConnectionClosed(Exception):

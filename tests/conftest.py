@@ -25,17 +25,15 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = Path(__file__).resolve().parent / "pages"
 sys.path.insert(0, str(ROOT))
 
+from bench.common import wait_for  # noqa: E402  (the one bounded poll; here a miss fails the test)
+
 
 def wait_until(predicate: Callable[[], Any], timeout_s: float = 10.0, interval_s: float = 0.02) -> Any:
     """Poll ``predicate`` until it returns something truthy; fail the test at the deadline."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout_s} s")
-        time.sleep(interval_s)  # the poll interval of a bounded wait, not a fixed delay
+    try:
+        return wait_for(predicate, timeout_s, interval_s)
+    except TimeoutError:
+        raise AssertionError(f"condition not met within {timeout_s} s") from None
 
 
 # --- talking to the app the way an agent does (shared by the API tests) ----------------------------

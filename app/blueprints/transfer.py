@@ -336,9 +336,9 @@ def browser_fetch(t: Tab, url: str, policy: netguard.Policy, max_bytes: int, tim
     paused: collections.deque[dict[str, Any]] = collections.deque()
     t.on("Fetch.requestPaused", lambda _sid, p: paused.append(p))
     spaces: dict[str, str] = {}  # network request id -> the address space Chrome connected to
-    t.on("Network.responseReceivedExtraInfo",
-         lambda _sid, p: spaces.__setitem__(p.get("requestId", ""), p.get("resourceIPAddressSpace", "")))
     if not policy.allowlist:
+        t.on("Network.responseReceivedExtraInfo",
+             lambda _sid, p: spaces.__setitem__(p.get("requestId", ""), p.get("resourceIPAddressSpace", "")))
         t.call("Network.enable", {})
     t.call("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"},
                                          {"urlPattern": "*", "requestStage": "Response"}]})

@@ -165,7 +165,7 @@ def test_clean_orphans_kills_a_live_group_and_drops_its_pidfile(tmp_path):
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-c", "import signal; signal.pause()"], start_new_session=True)
     try:
         (tmp_path / "inst_x.json").write_text(json.dumps({"pid": proc.pid, "pgid": proc.pid,
                                                           "startTicks": children.proc_start_ticks(proc.pid)}))
@@ -262,7 +262,7 @@ def test_manager_exits_when_its_parent_is_gone(tmp_path):
 
     cfg = make_config(tmp_path, **{"multiInstance.strategy": "explicit"}).to_dict()
     (tmp_path / "server.json").write_text(json.dumps(cfg))
-    parent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    parent = subprocess.Popen([sys.executable, "-c", "import signal; signal.pause()"])
     manager = subprocess.Popen([sys.executable, "-m", "app.orchestrator.manager", "--config",
                                 str(tmp_path / "server.json"), "--parent", str(parent.pid)], cwd=str(ROOT),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
