@@ -77,7 +77,7 @@ class Bridge:
         env = {**os.environ, "PINCHTAB_CONFIG": str(cfg), "PINCHTAB_PORT": str(self.port), "HOME": str(workdir)}
         env.pop("PINCHTAB_TOKEN", None)
         self.log = open(workdir / "bridge.log", "wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "bridge", "--cdp-url", cdp_http],
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.clients.cli", "bridge", "--cdp-url", cdp_http],
                                      cwd=str(ROOT), env=env, stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         self.http = requests.Session()

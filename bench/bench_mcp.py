@@ -52,7 +52,7 @@ class Bridge:
         for name in ("PINCHTAB_TOKEN", "PINCHTAB_CONFIG", "PINCHTAB_SERVER"):
             env.pop(name, None)
         self.log = open(workdir / "bridge.log", "wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "bridge"], cwd=str(ROOT), env=env,
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.clients.cli", "bridge"], cwd=str(ROOT), env=env,
                                      stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
@@ -85,7 +85,7 @@ def p90_ms(xs: list[float]) -> float:
 async def measure(bridge: Bridge, page_url: str, home: Path, runs: int) -> dict[str, Any]:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "app.cli", "mcp", "--server", bridge.base],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "app.clients.cli", "mcp", "--server", bridge.base],
                                    cwd=str(ROOT), env={"HOME": str(home)})
     # The REST side as a lean client would call it: a kept-alive session, the same agent (and tab).
     http = requests.Session()

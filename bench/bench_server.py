@@ -77,7 +77,7 @@ class Server:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PINCHTAB_", "BRIDGE_"))}
         env.update(HOME=str(home), PINCHTAB_PORT=str(self.port), PINCHTAB_CONFIG=str(cfg), PINCHTAB_TOKEN=TOKEN)
         self.log = open(home / "server.log", "wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "server"], cwd=str(ROOT), env=env,
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.clients.cli", "server"], cwd=str(ROOT), env=env,
                                      stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         self.http = requests.Session()
         self.http.headers["Authorization"] = f"Bearer {TOKEN}"
@@ -96,7 +96,7 @@ class Server:
         return self.http.request(method, self.base + path, **kw)
 
     def worker_pid(self) -> int | None:
-        found = children_matching(self.proc.pid, b"app.cli")
+        found = children_matching(self.proc.pid, b"app.clients.cli")
         return found[0] if found else None
 
     def manager_pid(self) -> int | None:

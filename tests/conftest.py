@@ -171,7 +171,7 @@ def make_config(tmp_path: Path, **overrides: Any) -> Any:
 @pytest.fixture
 def app_factory(browser: Any, tmp_path: Path) -> Iterator[Callable[..., Any]]:
     """Build a Flask app on the session's browser; tabs a test opens are closed after it."""
-    from app import create_app
+    from app.api import create_app
 
     before = {p["targetId"] for p in browser.pages()}
 
@@ -210,7 +210,7 @@ class BridgeProcess:
         inherited = {k: v for k, v in os.environ.items() if k not in ("PINCHTAB_CONFIG", "PINCHTAB_TOKEN")}
         full_env = {**inherited, "HOME": str(tmp_path), "PINCHTAB_PORT": str(self.port), **(env or {})}
         self.log = open(tmp_path / "bridge.log", "w+b")
-        self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "bridge", *args], cwd=str(ROOT),
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.clients.cli", "bridge", *args], cwd=str(ROOT),
                                      env=full_env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def wait_healthy(self, timeout_s: float = 30.0) -> None:
@@ -284,7 +284,7 @@ class ServerProcess:
             self.http.headers["Authorization"] = f"Bearer {token}"
         self.log_path = home / f"server-{self.port}.log"
         self.log = open(self.log_path, "w+b")
-        self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", *args], cwd=str(ROOT), env=env,
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.clients.cli", *args], cwd=str(ROOT), env=env,
                                      stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
 
     @property

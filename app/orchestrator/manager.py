@@ -75,7 +75,7 @@ STOP_ALL_S = 20.0  # every instance, in parallel, when the manager stops
 MAX_WAIT_S = 30.0  # the longest a long-poll request may wait
 CONN_IDLE_S = 60.0
 LOG_TAIL_IN_ERRORS = 5
-# Where the app package lives, so ``python -m app.cli`` works whatever directory we started in.
+# Where the app package lives, so ``python -m app.clients.cli`` works whatever directory we started in.
 _PACKAGE_ROOT = str(Path(str(__import__("app").__file__)).resolve().parent.parent)
 # The child gets its settings from its config file and its token from us, never from our env.
 _ENV_DROP_PREFIXES = ("PINCHTAB_", "BRIDGE_")
@@ -443,7 +443,7 @@ class Manager:
                     "PINCHTAB_INSTANCE_ID": inst.id})  # its activity lines name the instance
         logs = inst.logs
         logs.add(f"--- pinchtab bridge on port {inst.port} ({time.strftime('%Y-%m-%d %H:%M:%S')}) ---")
-        child = Child(inst.id, [sys.executable, "-m", "app.cli", "bridge"], env, _PACKAGE_ROOT, logs, self.pid_dir)
+        child = Child(inst.id, [sys.executable, "-m", "app.clients.cli", "bridge"], env, _PACKAGE_ROOT, logs, self.pid_dir)
         with self._lock:
             if inst.status != lifecycle.STARTING:
                 # Stopped while we were spawning: the stopper saw no child, so we end this one.

@@ -42,7 +42,7 @@ def test_openapi_describes_every_route_from_the_request_schemas(client):
 
 
 def test_shutdown_stops_the_bridge(app_factory, tmp_path):
-    from app import create_app
+    from app.api import create_app
     from conftest import make_config
 
     app = create_app(make_config(tmp_path), start_browser=False)

@@ -11,7 +11,7 @@ from conftest import make_config, wait_until
 
 def own_app(tmp_path):
     """An app with a browser of its own (these tests kill it)."""
-    from app import create_app
+    from app.api import create_app
 
     app = create_app(make_config(tmp_path), start_browser=False)
     app.extensions["pinchtab"].start(background=False)

@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, quote, urlparse
 import pytest
 from conftest import wait_until
 
-from app.blueprints import transfer
+from app.api.routes import transfer
 from cdp.browser import Browser
 
 PUBLIC = "93.184.216.34"

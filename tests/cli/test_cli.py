@@ -40,7 +40,7 @@ def cli(bridge: Any, tmp_path: Path) -> Any:
         full = {k: v for k, v in os.environ.items() if not k.startswith(("PINCHTAB_", "BRIDGE_"))}
         full.update(HOME=str(tmp_path), PYTHONPATH=str(ROOT), PINCHTAB_SERVER=bridge.base, PINCHTAB_TOKEN=TOKEN)
         full.update(env or {})
-        return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=str(cwd), env=full,
+        return subprocess.run([sys.executable, "-m", "app.clients.cli", *args], cwd=str(cwd), env=full,
                               capture_output=True, text=True, timeout=60)
 
     def ok(*args: str, **kwargs: Any) -> str:
@@ -158,7 +158,7 @@ def test_help_explains_every_verb(cli):
 
 
 def test_the_client_caps_an_answer_and_names_each_failure(bridge):
-    from app.client import Client, ClientError
+    from app.clients.rest import Client, ClientError
 
     capped = Client(bridge.base, token=TOKEN, max_bytes=1000)
     with pytest.raises(ClientError) as err:
@@ -171,7 +171,7 @@ def test_the_client_caps_an_answer_and_names_each_failure(bridge):
 
 
 def test_server_url_precedence_flag_then_env_then_config(tmp_path):
-    from app.client import connect
+    from app.clients.rest import connect
 
     config = tmp_path / ".pinchtab" / "config.json"
     config.parent.mkdir()

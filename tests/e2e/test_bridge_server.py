@@ -58,7 +58,7 @@ def test_legacy_bridge_token_is_honoured(bridge_process):
 def run_cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     full = {**os.environ, "HOME": str(tmp_path), **(env or {})}
     full.pop("PINCHTAB_TOKEN", None)
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=str(ROOT), env=full,
+    return subprocess.run([sys.executable, "-m", "app.clients.cli", *args], cwd=str(ROOT), env=full,
                           capture_output=True, text=True, timeout=30)
 
 

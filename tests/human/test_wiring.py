@@ -8,7 +8,7 @@ from conftest import make_config, nav
 @pytest.fixture
 def stealthy(tmp_path):
     """A bridge app with a browser of its own, launched as `pinchtab bridge` does (stealth: light)."""
-    from app import create_app
+    from app.api import create_app
 
     app = create_app(make_config(tmp_path, **{"security.allowEvaluate": True}), start_browser=False)
     app.extensions["pinchtab"].start(background=False)

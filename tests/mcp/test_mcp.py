@@ -20,7 +20,7 @@ import pytest
 from conftest import ROOT, BridgeProcess, ref_of
 from mcp import ClientSession, StdioServerParameters, stdio_client, types
 
-from app import mcp_server
+from app.clients import mcp_server
 
 pytestmark = pytest.mark.e2e
 
@@ -74,7 +74,7 @@ class Session:
 
 @asynccontextmanager
 async def mcp_session(base: str, home: Path) -> AsyncIterator[Session]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "app.cli", "mcp", "--server", base],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "app.clients.cli", "mcp", "--server", base],
                                    cwd=str(ROOT), env={"HOME": str(home)})
     with open(home / "mcp-stderr.log", "a", encoding="utf-8") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
@@ -127,7 +127,7 @@ def test_tool_list_has_typed_schemas_and_every_tool_a_handler(bridge, tmp_path):
 
 
 def test_a_tool_without_a_handler_fails_at_start_not_at_call():
-    from app.client import Client
+    from app.clients.rest import Client
 
     spec = mcp_server.TOOLS[0]
     broken = mcp_server.ToolSpec(spec.name, spec.description, spec.properties, spec.required, False,
@@ -247,7 +247,7 @@ def _read_line(stream: Any, deadline: float) -> bytes:
 def test_process_speaks_only_protocol_on_stdout_and_exits_when_stdin_closes(bridge, tmp_path):
     env = {**os.environ, "HOME": str(tmp_path)}
     env.pop("PINCHTAB_TOKEN", None)
-    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "mcp", "--server", bridge.base], cwd=str(ROOT),
+    proc = subprocess.Popen([sys.executable, "-m", "app.clients.cli", "mcp", "--server", bridge.base], cwd=str(ROOT),
                             env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}

@@ -199,7 +199,7 @@ class _NoManager:
 
 
 def _server_app(tmp_path: Path, **overrides: Any) -> Any:
-    from app.server_app import create_server_app
+    from app.orchestrator.app import create_server_app
 
     app = create_server_app(make_config(tmp_path, **overrides), client=_NoManager(), start_watch=False)
     app.testing = True
@@ -207,7 +207,7 @@ def _server_app(tmp_path: Path, **overrides: Any) -> Any:
 
 
 def test_every_bridge_route_but_the_meta_ones_is_forwarded(tmp_path):
-    from app import create_app
+    from app.api import create_app
 
     bridge = create_app(make_config(tmp_path), start_browser=False)
     server = _server_app(tmp_path)
@@ -246,7 +246,7 @@ def test_query_token_opens_only_the_event_stream_and_the_dashboard_needs_none(tm
 
 def test_server_mode_refuses_more_than_one_worker(tmp_path):
     from app.config import ConfigError
-    from app.server import ServerApplication
+    from app.gunicorn_apps import ServerApplication
 
     with pytest.raises(ConfigError) as exc:
         ServerApplication(make_config(tmp_path), {"workers": 2})
@@ -307,8 +307,8 @@ class _OneInstance:
 
 
 def test_a_starting_instance_answers_503_with_retry_after_and_a_dead_one_502(tmp_path, monkeypatch):
-    from app.blueprints import proxy
-    from app.server_app import create_server_app
+    from app.orchestrator.routes import proxy
+    from app.orchestrator.app import create_server_app
 
     monkeypatch.setattr(proxy, "START_WAIT_S", 0.05)
     with socket.socket() as s:  # a port nobody listens on

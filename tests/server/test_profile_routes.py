@@ -49,7 +49,7 @@ def expected_id(name: str) -> str:
 def build_blueprint_app(config: Any, token: str = "") -> Flask:
     """The profiles blueprint wired the way the server app wires it."""
     from app import activity, auth, errors
-    from app.blueprints import profiles
+    from app.orchestrator.routes import profiles
 
     app = Flask("pinchtab-profiles-test")
     app.config["MAX_CONTENT_LENGTH"] = config.server.max_body_bytes
@@ -65,7 +65,7 @@ def build_blueprint_app(config: Any, token: str = "") -> Flask:
 def _server_app_factory() -> Callable[..., Flask] | None:
     """``create_server_app`` when the server app exists (it is being written alongside these tests)."""
     try:
-        from app.server_app import create_server_app
+        from app.orchestrator.app import create_server_app
     except ImportError:
         return None
     return create_server_app  # type: ignore[no-any-return]
@@ -133,7 +133,7 @@ def base_dir(app: Flask) -> Path:
 
 
 def store_of(app: Flask) -> Any:
-    from app.blueprints.profiles import store
+    from app.orchestrator.routes.profiles import store
 
     with app.app_context():
         return store()

@@ -20,7 +20,7 @@ from app.errors import (
     first_validation_error,
     from_exception,
 )
-from app.schemas import ActionSchema, NavigateSchema
+from app.api.schemas import ActionSchema, NavigateSchema
 from cdp import errors as cdp
 
 

@@ -1,4 +1,4 @@
-"""Unit tests for app.schemas (what each route accepts) and app.params.load (path tab ids)."""
+"""Unit tests for app.api.schemas (what each route accepts) and app.api.parser.load (path tab ids)."""
 from __future__ import annotations
 
 from typing import Any
@@ -7,8 +7,8 @@ import pytest
 from marshmallow import ValidationError
 
 from app.errors import BadRequest
-from app.params import load
-from app.schemas import (
+from app.api.parser import load
+from app.api.schemas import (
     ACTION_KINDS,
     ActionSchema,
     NavigateSchema,

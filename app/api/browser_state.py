@@ -1,0 +1,254 @@
+"""The bridge's state: one browser, its tabs, and which tab each caller is on.
+
+The browser starts with the server, in the background, so the server answers ``/health`` at
+once; requests wait (bounded) for it. A browser that died is restarted by the next request,
+which says so in its answer.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Callable
+
+from flask import current_app, g, request
+
+from cdp.browser import Browser
+from cdp.errors import BrowserGone, LaunchError, TargetClosed
+from cdp.tab import Tab
+
+from ..config import Config
+from ..errors import APIError, Conflict, NotFound, Unavailable
+
+log = logging.getLogger(__name__)
+
+START_WAIT_S = 45.0
+HIDDEN_PREFIXES = ("chrome://", "chrome-extension://", "devtools://", "chrome-untrusted://")
+
+
+class Bridge:
+    """Owns the browser and the current-tab bookkeeping of one bridge process."""
+
+    def __init__(self, config: Config, browser_factory: Callable[[], Browser] | None = None) -> None:
+        self.config = config
+        self._factory = browser_factory or self._default_browser
+        self.profile_lock: Any = None  # held while the browser runs on a named profile
+        self._lock = threading.RLock()
+        self._ready = threading.Event()
+        self.browser: Browser | None = None
+        self.start_error: Exception | None = None
+        self.restarts = 0
+        self.current: str | None = None  # the anonymous callers' current tab
+        self.agent_tabs: dict[str, str] = {}  # X-Agent-Id -> that agent's current tab
+        self._stopped = False
+
+    def _default_browser(self) -> Browser:
+        c = self.config
+        data_dir = str(self.profile_lock.path) if self.profile_lock is not None else None
+        return Browser(binary=c.browser.binary, headless=c.instance_defaults.headless,
+                       cdp_url=c.browser.cdp_url, extra_flags=tuple(c.browser.extra_flags),
+                       user_data_dir=data_dir, stealth_level=c.instance_defaults.stealth_level,
+                       user_agent=c.instance_defaults.user_agent)
+
+    def lock_profile(self, owner: str) -> None:
+        """Use (and lock, for this process's life) the configured profile, creating it if new.
+
+        Raises the profile store's errors (ProfileLocked names the holder).
+        """
+        name = self.config.instance_defaults.profile
+        if not name or self.config.browser.cdp_url:
+            return
+        from profiles import ProfileNotFound, ProfileStore
+
+        store = ProfileStore(self.config.profiles.base_dir)
+        try:
+            try:
+                store.get(name)
+            except ProfileNotFound:
+                store.create(name)
+            self.profile_lock = store.lock(name, owner)
+        finally:
+            store.close()
+
+    # --- lifecycle -------------------------------------------------------------------------------
+    def start(self, background: bool = True) -> None:
+        """Start the browser now (in a thread when ``background``), not on the first request."""
+        if background:
+            threading.Thread(target=self._launch, name="browser-start", daemon=True).start()
+        else:
+            self._launch()
+
+    def _launch(self) -> None:
+        with self._lock:
+            self._ready.clear()
+            browser = self._factory()
+            try:
+                if not browser.alive():  # a factory may hand over a browser that already runs
+                    browser.start()
+            except LaunchError as exc:
+                log.error("browser failed to start: %s", exc)
+                self.start_error = exc
+                self.browser = None
+            else:
+                self.browser = browser
+                self.start_error = None
+            finally:
+                self._ready.set()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            if self.browser is not None:
+                self.browser.stop()  # Browser.close first: the profile's cookies reach the disk
+                self.browser = None
+            if self.profile_lock is not None:
+                self.profile_lock.release()
+                self.profile_lock = None
+
+    def status(self) -> dict[str, Any]:
+        if not self._ready.is_set():
+            return {"status": "starting"}
+        b = self.browser
+        if b is None or not b.alive() or (b.process is not None and not b.process.alive()):
+            reason = str(self.start_error) if self.start_error else "browser is not running"
+            return {"status": "error", "reason": reason}
+        return {"status": "ok", "tabs": len(b.pages()), "restarts": self.restarts}
+
+    def ensure(self) -> Browser:
+        """The running browser; waits for the start, restarts a dead one (and flags the answer)."""
+        if not self._ready.is_set() and not self._ready.wait(START_WAIT_S):
+            raise Unavailable("the browser is still starting", code="browser_starting")
+        b = self.browser
+        if b is not None and b.alive():
+            return b  # the common case, without the lock
+        with self._lock:
+            b = self.browser
+            if b is not None and b.alive():
+                return b
+            if self._stopped:
+                raise Unavailable("the bridge is shutting down", code="browser_draining")
+            had_browser = b is not None
+            if b is not None:
+                log.warning("browser is gone; restarting it")
+                try:
+                    b.stop()
+                except Exception:  # it is dead already; we only tidy up
+                    pass
+            self.current = None
+            self.agent_tabs.clear()
+            self._launch()
+            if self.browser is None:
+                raise Unavailable(f"the browser could not be started: {self.start_error}",
+                                  code="browser_launch_failed")
+            if had_browser:
+                self.restarts += 1
+                g.browser_restarted = True
+            return self.browser
+
+    # --- tabs ------------------------------------------------------------------------------------
+    def agent(self) -> str | None:
+        return request.headers.get("X-Agent-Id") or None
+
+    def caller(self) -> str:
+        """Whose view of a page a snapshot diff compares with: the agent, or all anonymous callers."""
+        return self.agent() or ""
+
+    def visible_pages(self) -> list[dict[str, Any]]:
+        b = self.ensure()
+        pages = [p for p in b.pages() if not p.get("url", "").startswith(HIDDEN_PREFIXES)
+                 and p.get("url") != "about:blank"]
+        # The caller's current tab first, then newest first (as the original lists them).
+        cur = self._current_id()
+        pages.sort(key=lambda p: (p["targetId"] != cur,))
+        return pages
+
+    def has_current(self, agent: str) -> bool:
+        """Whether ``agent`` has a current tab that is still open."""
+        tab_id = self.agent_tabs.get(agent)
+        return bool(tab_id) and self.browser is not None and self.browser.has_target(tab_id)  # type: ignore[arg-type]
+
+    def _current_id(self) -> str | None:
+        agent = self.agent()
+        return self.agent_tabs.get(agent) if agent else self.current
+
+    def mark(self, tab: Tab) -> Tab:
+        """Make ``tab`` the caller's current tab: an agent's own, or the anonymous callers' one.
+
+        (The original moved the anonymous current tab on every lookup; then a dashboard polling
+        screenshots, or any agent, would pull anonymous callers' reads onto other tabs.)
+        """
+        agent = self.agent()
+        if agent:
+            self.agent_tabs[agent] = tab.id
+        else:
+            self.current = tab.id
+        tab.last_used = time.time()
+        g.tab_id = tab.id
+        return tab
+
+    def tab(self, tab_id: str | None) -> Tab:
+        """The tab a request names, or the caller's current tab (reference §0.2)."""
+        b = self.ensure()
+        if tab_id:
+            try:
+                return self.mark(b.tab(tab_id))
+            except KeyError:
+                raise NotFound(f"tab {tab_id} not found", code="tab_not_found",
+                               details=self._restart_details()) from None
+            except TargetClosed:
+                raise NotFound(f"tab {tab_id} not found (closed)", code="tab_not_found") from None
+        agent = self.agent()
+        if agent:
+            cur = self.agent_tabs.get(agent)
+            if cur and b.has_target(cur):
+                return self.mark(b.tab(cur))
+            raise Conflict(f"agent {agent!r} has no current tab: navigate first or pass tabId",
+                           code="no_current_tab")
+        for candidate in self._anonymous_order(b):
+            try:
+                return self.mark(b.tab(candidate))
+            except (KeyError, TargetClosed):
+                continue
+        raise NotFound("no tabs open: POST /navigate to open one", code="no_tabs")
+
+    def _anonymous_order(self, b: Browser) -> list[str]:
+        order = [self.current] if self.current and b.has_target(self.current) else []
+        pages = b.pages()
+        pages.sort(key=lambda p: -b.last_used(p["targetId"]))
+        return order + [p["targetId"] for p in pages]
+
+    def _restart_details(self) -> dict[str, Any] | None:
+        return {"browserRestarted": True} if g.get("browser_restarted") else None
+
+    def new_tab(self) -> Tab:
+        b = self.ensure()
+        self._evict(b)
+        return self.mark(b.new_tab())
+
+    def _evict(self, b: Browser) -> None:
+        """Keep at most ``instanceDefaults.maxTabs`` tabs: close the least recently used."""
+        pages = b.pages()
+        excess = len(pages) + 1 - self.config.instance_defaults.max_tabs
+        if excess <= 0:
+            return
+        pages.sort(key=lambda p: b.last_used(p["targetId"]))
+        for p in pages[:excess]:
+            try:
+                b.close_tab(p["targetId"])
+            except (APIError, BrowserGone, Exception):  # gone already
+                pass
+
+    def close(self, tab: Tab) -> None:
+        b = self.ensure()
+        if len(b.pages()) <= 1:
+            raise Conflict("cannot close the last tab: at least one tab must remain", code="last_tab")
+        b.close_tab(tab.id)
+        if self.current == tab.id:
+            self.current = None
+        for agent, tid in list(self.agent_tabs.items()):
+            if tid == tab.id:
+                del self.agent_tabs[agent]
+
+
+def bridge() -> Bridge:
+    return current_app.extensions["pinchtab"]

@@ -1,0 +1,79 @@
+"""Finding and waiting: POST /find (which element a description means) and POST /wait."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from flask import Blueprint, jsonify
+
+from cdp import selectors, snapshot as snap, waits
+from cdp.find import match
+from cdp.tab import Tab
+
+from ..browser_state import bridge
+from ...errors import BadRequest, disabled
+from ..parser import from_body
+from ..schemas import FindSchema, WaitSchema
+from . import doc, tab_route
+from .common import on_tab
+
+bp = Blueprint("locate", __name__)
+MODES = ("selector", "text", "notText", "url", "load", "fn")
+
+
+@tab_route(bp, "/find", methods=["POST"])
+@doc("Which element a description means", body=FindSchema)
+def find(tab_id: str | None):  # type: ignore[no-untyped-def]
+    req = from_body(FindSchema, tab_id)
+    tab = bridge().tab(req.get("tabId"))
+    return jsonify(on_tab(tab, lambda t: locate(t, req)))
+
+
+def locate(tab: Tab, req: dict[str, Any]) -> dict[str, Any]:
+    """On the tab's worker: score the interactive nodes, or take a structured query as it is."""
+    query = req["query"].strip()
+    started = time.perf_counter()
+    try:
+        sel = selectors.parse(query)
+    except Exception:
+        sel = None
+    if sel is not None and (sel.kind in selectors.STRUCTURED or sel.which is not None) and ":" in query:
+        refs = selectors.structured_matches(tab, sel) if sel.kind in selectors.STRUCTURED else []
+        if sel.which is not None and refs:
+            refs = [refs[sel.which]] if -len(refs) <= sel.which < len(refs) else []
+        seen = tab.state.get("refs").seen if tab.state.get("refs") else {}
+        matches = [{"ref": r, "score": 1.0, "role": seen.get(r, ("", ""))[0], "name": seen.get(r, ("", ""))[1]}
+                   for r in refs[: req["topK"]]]
+        return {"best_ref": matches[0]["ref"] if matches else "", "confidence": "high" if matches else "low",
+                "score": 1.0 if matches else 0.0, "matches": matches, "strategy": "structured",
+                "threshold": req["threshold"], "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+                "element_count": len(seen)}
+    nodes = snap.take(tab, filter="interactive", details=True)
+    return match(nodes, query, top_k=req["topK"], threshold=req["threshold"], explain=req["explain"])
+
+
+@tab_route(bp, "/wait", methods=["POST"])
+@doc("Wait for a selector, text, URL, load state or function (bounded)", body=WaitSchema)
+def wait(tab_id: str | None):  # type: ignore[no-untyped-def]
+    req = from_body(WaitSchema, tab_id)
+    timeout_ms = min(max(req["timeout"], 100), 30000)
+    started = time.monotonic()
+    if "ms" in req:
+        # A fixed wait the caller asked for (bounded at 30 s); no tab needed.
+        time.sleep(req["ms"] / 1000)
+        return jsonify({"waited": True, "elapsed": req["ms"], "match": f"{req['ms']}ms"})
+    mode = next((m for m in MODES if m in req), None)
+    if mode is None:
+        raise BadRequest("one of selector, text, notText, url, load, fn, or ms is required")
+    br = bridge()
+    if mode == "fn" and not br.config.security.allow_evaluate:
+        raise disabled("evaluate", "security.allowEvaluate")
+    state = {"attached": "visible", "detached": "hidden"}.get(req["state"], req["state"])
+    tab = br.tab(req.get("tabId"))
+    check = waits.condition(tab, mode, req[mode], state=state)  # a bad selector is a 400 before waiting
+    ok = on_tab(tab, lambda t: waits.poll(t, check, timeout_ms / 1000), timeout_ms / 1000 + 5)
+    elapsed = int((time.monotonic() - started) * 1000)
+    if ok:
+        return jsonify({"waited": True, "elapsed": elapsed, "match": req[mode]})
+    return jsonify({"waited": False, "elapsed": elapsed,
+                    "error": f"timeout after {timeout_ms}ms waiting for {mode} {req[mode]!r}"})

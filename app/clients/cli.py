@@ -1,0 +1,141 @@
+"""The ``pinchtab`` command."""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Sequence
+
+from . import cli_verbs
+from ..config import Config, ConfigError, is_loopback, load_config
+
+log = logging.getLogger("pinchtab")
+
+
+def _bridge_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bridge", help="serve the browser API for one browser",
+                       description="Start one headless Chromium (or attach to a running Chrome) and serve "
+                                   "the browser API on 127.0.0.1:9867.")
+    p.add_argument("--port", type=int, help="port to listen on (default 9867, or PINCHTAB_PORT)")
+    p.add_argument("--bind", help="address to listen on (default 127.0.0.1, or PINCHTAB_BIND)")
+    p.add_argument("--cdp-url", help="attach to a running Chrome (http://host:port or ws://...) instead of launching")
+    p.add_argument("--headed", action="store_true", help="show the browser window")
+    p.add_argument("--chrome", help="browser binary (default: browser.binary, CHROME_BIN, chromium on PATH)")
+    p.add_argument("--profile", help="run the browser on this saved profile (created if new; cookies, storage "
+                                     "and sign-ins persist between runs)")
+    p.set_defaults(run=run_bridge)
+
+
+def _server_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("server", help="serve the browser API over many browser instances, with a dashboard "
+                                      "(the default command)",
+                       description="Start the server on 127.0.0.1:9867: it launches `pinchtab bridge` instances "
+                                   "(ports multiInstance.instancePortStart..End), forwards the browser API to them, "
+                                   "and serves /instances, /profiles, /api/events and /dashboard.")
+    p.add_argument("--port", type=int, help="port to listen on (default 9867, or PINCHTAB_PORT)")
+    p.add_argument("--bind", help="address to listen on (default 127.0.0.1, or PINCHTAB_BIND)")
+    p.add_argument("--headed", action="store_true", help="instances show their browser windows")
+    p.add_argument("--chrome", help="browser binary (default: browser.binary, CHROME_BIN, chromium on PATH)")
+    p.add_argument("--strategy", choices=("always-on", "simple", "explicit", "no-instance"),
+                   help="always-on (default) launches a default instance at start; explicit and no-instance do not")
+    p.set_defaults(run=run_server)
+
+
+def run_server(args: argparse.Namespace) -> int:
+    from ..gunicorn_apps import ServerApplication
+
+    overrides = {
+        "server.port": args.port,
+        "server.bind": args.bind,
+        "browser.binary": args.chrome,
+        "instanceDefaults.mode": "headed" if args.headed else None,
+        "multiInstance.strategy": args.strategy,
+    }
+    config = load_config(overrides={k: v for k, v in overrides.items() if v is not None})
+    check_exposure(config)
+    ServerApplication(config).run()
+    return 0
+
+
+def _mcp_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("mcp", help="serve the browser API as MCP tools over stdio",
+                       description="Speak MCP on stdin/stdout (for agent hosts), calling a running pinchtab "
+                                   "server's REST API. Logs go to stderr. Exits when stdin closes.")
+    p.add_argument("--server", metavar="URL", default=argparse.SUPPRESS,
+                   help="the pinchtab server (default: $PINCHTAB_SERVER, else 127.0.0.1 and the config's port); "
+                        "the token comes from PINCHTAB_TOKEN or the config")
+    p.set_defaults(run=run_mcp)
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    from . import mcp_server  # the MCP SDK loads only for this command
+
+    return mcp_server.run(getattr(args, "server", None))
+
+
+def build_config(args: argparse.Namespace) -> Config:
+    overrides = {
+        "server.port": args.port,
+        "server.bind": args.bind,
+        "browser.cdpUrl": args.cdp_url,
+        "browser.binary": args.chrome,
+        "instanceDefaults.mode": "headed" if args.headed else None,
+        "instanceDefaults.profile": args.profile,
+    }
+    return load_config(overrides={k: v for k, v in overrides.items() if v is not None})
+
+
+def check_exposure(config: Config) -> None:
+    """Refuse to serve beyond loopback without a token: anyone could drive the browser."""
+    if not config.server.token and not is_loopback(config.server.bind):
+        raise ConfigError("server.bind", f"binding {config.server.bind} needs a token: set server.token or "
+                                         "PINCHTAB_TOKEN (anyone who reaches the port could drive the browser)")
+
+
+def run_bridge(args: argparse.Namespace) -> int:
+    from ..gunicorn_apps import BridgeApplication
+
+    config = build_config(args)
+    check_exposure(config)
+    check_profile(config)
+    BridgeApplication(config).run()
+    return 0
+
+
+def check_profile(config: Config) -> None:
+    """Fail fast, with the holder's name, when the profile is in use (the worker locks it for real)."""
+    from ..api.browser_state import Bridge
+    from profiles import ProfileError
+
+    probe = Bridge(config)
+    try:
+        probe.lock_profile(owner="pinchtab-cli-check")
+    except ProfileError as exc:
+        raise ConfigError("instanceDefaults.profile", str(exc)) from None
+    finally:
+        if probe.profile_lock is not None:
+            probe.profile_lock.release()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="pinchtab", description="A browser API for AI agents over HTTP.")
+    cli_verbs.add_global_options(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _bridge_parser(sub)
+    _server_parser(sub)
+    _mcp_parser(sub)
+    cli_verbs.register(sub)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not getattr(args, "run", None):
+        # Plain `pinchtab` runs the server, as the original does.
+        args = parser.parse_args([*(sys.argv[1:] if argv is None else argv), "server"])
+    try:
+        return args.run(args)
+    except ConfigError as exc:
+        print(f"pinchtab: config error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""``create_server_app``: the server's Flask app (server mode's one gunicorn worker).
+
+It answers the instance API itself, reads lifecycle events from the manager, serves the
+dashboard, and forwards every browser route to the instance that owns it. Instances are the
+manager's (``app.orchestrator``); this process only keeps a copy of their table for routing.
+Auth, the error shape and the config are the bridge app's own (``app.auth``, ``app.errors``).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from flask import Flask, g
+
+from .. import auth, errors
+from ..jsonprovider import JSONProvider
+from ..config import Config, load_config
+from .client import ManagerClient
+from .mirror import InstanceMirror
+from .state import ServerState
+from .upstream import TabLocator, Upstream
+
+
+
+
+class _FrontDoor:
+    """WSGI in front of the token check, for the two things a browser cannot send a header for:
+    the dashboard's static files (public: they hold no data) and ``/api/events``, whose
+    ``EventSource`` can only pass ``?token=``. That token becomes the ``Authorization`` header,
+    so ``app.auth`` checks it (in constant time) like any other, and it leaves the query."""
+
+    def __init__(self, app: Any, public: Any) -> None:
+        self.app = app
+        self.public = public
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        path = environ.get("PATH_INFO", "")
+        if path == "/dashboard" or path.startswith("/dashboard/"):
+            return self.public(environ, start_response)
+        if path == "/api/events" and "token=" in environ.get("QUERY_STRING", ""):
+            query = parse_qsl(environ["QUERY_STRING"], keep_blank_values=True)
+            token = next((v for k, v in query if k == "token"), "")
+            if token and not environ.get("HTTP_AUTHORIZATION"):
+                environ["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+            environ["QUERY_STRING"] = urlencode([(k, v) for k, v in query if k != "token"])
+        return self.app(environ, start_response)
+
+
+def create_server_app(config: Config | None = None, *, client: ManagerClient | None = None,
+                      start_watch: bool = True) -> Flask:
+    """The server app; ``client`` reaches the manager (default: the socket under the state dir)."""
+    from ..api.routes import meta
+    from .routes import dashboard, events, instances, profiles, proxy
+
+    config = config or load_config()
+    app = Flask("pinchtab-server", static_folder=None)
+    app.json = JSONProvider(app)
+    app.config["MAX_CONTENT_LENGTH"] = config.server.max_body_bytes
+    client = client or ManagerClient.for_state_dir(config.server.state_dir)
+    mirror = InstanceMirror(client)
+    upstream = Upstream(config)
+    locator = TabLocator(mirror, upstream)
+    mirror.on_change(locator.forget_instances)
+    app.extensions["pinchtab.config"] = config
+    app.extensions["pinchtab.server"] = ServerState(config=config, client=client, mirror=mirror, upstream=upstream,
+                                                    locator=locator, started=time.monotonic())
+
+    errors.register(app)
+    auth.register(app, config.server.token)
+    for module in (instances, profiles, events):
+        app.register_blueprint(module.bp)
+    app.register_blueprint(proxy.build_blueprint(config))
+
+    # The same self-description view as the bridge's (it reads whichever app serves it).
+    app.add_url_rule("/openapi.json", view_func=meta.openapi_json)
+    app.add_url_rule("/help", endpoint="help", view_func=meta.openapi_json)
+
+    @app.after_request
+    def retry_after(resp):  # type: ignore[no-untyped-def]
+        if g.get("retry_after_s"):
+            resp.headers["Retry-After"] = str(g.retry_after_s)
+        return resp
+
+    if config.observability.activity.enabled:
+        # Read-only here: every instance appends its browser calls to this same dir (the manager
+        # links each instance's activity dir to it), under the instance's own profile name. Logging
+        # proxied calls here as well would write each one twice.
+        from profiles import ActivityLog
+
+        app.extensions["pinchtab.activity"] = ActivityLog(config.server.state_dir / "activity",
+                                                          config.observability.activity.retention_days)
+    app.wsgi_app = _FrontDoor(app.wsgi_app, dashboard.public_app())  # type: ignore[method-assign]
+    if start_watch:
+        mirror.start()
+    return app
+

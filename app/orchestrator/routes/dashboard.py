@@ -1,0 +1,65 @@
+"""GET /dashboard: one page for people (instances, their tabs with live screenshots, events).
+
+The page and its files ship as package data (``app/orchestrator/static/dashboard``), read with
+``importlib.resources``: no CDN, it works offline. They hold no data, so they are served without
+the token, by a small app of their own in front of the token check; the page asks for the token
+and sends it as a bearer header on every API call.
+"""
+from __future__ import annotations
+
+import mimetypes
+from importlib import resources
+
+from flask import Blueprint, Flask, Response, redirect
+
+from ... import errors
+from ...errors import NotFound
+from ...api.routes import doc
+
+bp = Blueprint("dashboard", __name__)
+
+FILES = ("index.html", "dashboard.css", "dashboard.js")
+# The page loads only its own files and talks only to this server; screenshots are blob: URLs.
+CSP = ("default-src 'self'; img-src 'self' blob: data:; connect-src 'self'; style-src 'self'; "
+       "script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+
+
+def asset(name: str) -> bytes:
+    """One of the dashboard's files; raises NotFound for anything else."""
+    if name not in FILES:
+        raise NotFound(f"no dashboard file {name!r}")
+    return resources.files("app.orchestrator").joinpath("static", "dashboard", name).read_bytes()
+
+
+def _serve(name: str) -> Response:
+    mime = mimetypes.guess_type(name)[0] or "application/octet-stream"
+    resp = Response(asset(name), mimetype=mime)
+    resp.headers["Content-Security-Policy"] = CSP
+    resp.headers["X-Content-Type-Options"] = "nosniff"
+    resp.headers["X-Frame-Options"] = "DENY"
+    resp.headers["Cache-Control"] = "no-cache"
+    return resp
+
+
+@bp.get("/dashboard")
+@doc("The dashboard page (no token needed; it asks for one)", produces="text/html")
+def page():  # type: ignore[no-untyped-def]
+    return _serve("index.html")
+
+
+@bp.get("/dashboard/")
+def page_slash():  # type: ignore[no-untyped-def]
+    return redirect("/dashboard", code=308)
+
+
+@bp.get("/dashboard/<name>")
+def static_file(name: str):  # type: ignore[no-untyped-def]
+    return _serve(name)
+
+
+def public_app() -> Flask:
+    """The dashboard's files as an app of their own (no token check), for the server's front door."""
+    app = Flask("pinchtab-dashboard", static_folder=None)
+    errors.register(app)
+    app.register_blueprint(bp)
+    return app

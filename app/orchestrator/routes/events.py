@@ -1,0 +1,64 @@
+"""GET /api/events: instance lifecycle events as Server-Sent Events.
+
+Each event is ``id: <n>``, ``event: instance.started`` (``stopped``, ``error``, ``attached``) and
+``data: {"type", "instance"}``. ``Last-Event-ID`` resumes from the manager's ring; without it the
+stream starts with what happens next. A comment line goes out every 15 s when nothing happens:
+it keeps proxies from closing the stream, and a write to a caller that went away ends it.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Blueprint, Response, request
+
+from ...errors import BadRequest
+from ..errors import ManagerUnavailable
+from ..state import server_state
+from ...api.routes import doc
+
+bp = Blueprint("events", __name__)
+
+HEARTBEAT_S = 15.0
+MAX_STREAM_S = 30 * 60.0  # then the stream ends and EventSource resumes it with Last-Event-ID
+RETRY_MS = 2000
+
+
+def sse(event: dict[str, Any]) -> str:
+    """One event in the text/event-stream format."""
+    data = json.dumps({"type": event["type"], "instance": event["instance"]}, ensure_ascii=False, separators=(",", ":"))
+    return f"id: {event['id']}\nevent: {event['type']}\ndata: {data}\n\n"
+
+
+@bp.get("/api/events")
+@doc("Instance lifecycle events (Server-Sent Events; resumes from Last-Event-ID)", produces="text/event-stream")
+def events():  # type: ignore[no-untyped-def]
+    raw = request.headers.get("Last-Event-ID") or request.args.get("lastEventId") or ""
+    if raw and not raw.isdigit():
+        raise BadRequest("Last-Event-ID must be an event id (a number)", details={"field": "Last-Event-ID"})
+    client = server_state().client
+    # Before the 200: a dead manager is an error answer, not an empty stream.
+    first = client.events_since(int(raw) if raw else None)
+
+    def stream() -> Iterator[str]:
+        yield f"retry: {RETRY_MS}\n\n"
+        for ev in first["events"]:
+            yield sse(ev)
+        cursor = first["last"]
+        deadline = time.monotonic() + MAX_STREAM_S
+        while time.monotonic() < deadline:
+            try:
+                res = client.events_since(cursor, HEARTBEAT_S)
+            except ManagerUnavailable as exc:
+                yield f"event: error\ndata: {json.dumps({'error': exc.message, 'code': exc.code})}\n\n"
+                return
+            for ev in res["events"]:
+                yield sse(ev)
+            if not res["events"]:
+                yield ": heartbeat\n\n"
+            cursor = res["last"]
+
+    return Response(stream(), mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

@@ -1,0 +1,178 @@
+"""Profiles (server mode): the saved browser profiles, their identity and what agents did with them.
+
+The store is ``profiles.ProfileStore`` (file-backed, one user-data dir each); the activity log is
+the one every browser call appends to. Starting a browser on a profile goes through the
+orchestrator (``/profiles/{id}/start|stop|instance``, registered with the instances routes).
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from flask import Blueprint, current_app, jsonify, request
+
+from profiles import ProfileInfo, ProfileStore
+
+from ...errors import BadRequest, Forbidden
+from ...api.parser import from_body, from_query
+from ...api.schemas import (
+    ActivityQuerySchema,
+    ProfileCreateSchema,
+    ProfileImportSchema,
+    ProfileMetaSchema,
+    ProfileUpdateSchema,
+)
+from ...api.routes import doc
+
+bp = Blueprint("profiles", __name__)
+# Profiles the orchestrator makes for an instance started without one, and deletes when it stops.
+TEMPORARY_PREFIX = "instance-"
+_store_lock = threading.Lock()
+
+
+def store() -> ProfileStore:
+    ext = current_app.extensions
+    if "pinchtab.profiles" not in ext:
+        # Two first requests at once must not each build a store (each starts a disk-usage thread).
+        with _store_lock:
+            if "pinchtab.profiles" not in ext:
+                ext["pinchtab.profiles"] = ProfileStore(ext["pinchtab.config"].profiles.base_dir)
+    return ext["pinchtab.profiles"]
+
+
+def activity():  # type: ignore[no-untyped-def]
+    log = current_app.extensions.get("pinchtab.activity")
+    if log is None:
+        raise Forbidden("the activity log is off; enable observability.activity.enabled in config",
+                        code="activity_disabled", details={"setting": "observability.activity.enabled"})
+    return log
+
+
+def public(info: ProfileInfo) -> dict[str, Any]:
+    """A profile as the API shows it: the store's record under the reference's key names."""
+    out: dict[str, Any] = dict(info)
+    out["sizeMB"] = out.pop("diskUsageMB")
+    return out
+
+
+def is_temporary(name: str) -> bool:
+    return name.startswith(TEMPORARY_PREFIX)
+
+
+def _flag(name: str) -> bool:
+    return request.args.get(name, "").lower() in ("1", "true", "yes")
+
+
+@bp.get("/profiles")
+@doc("Every saved profile: disk usage, last use, whether running, the account it is signed in as")
+def list_profiles():  # type: ignore[no-untyped-def]
+    profiles = store().list(refresh=_flag("refresh"))
+    if not _flag("all"):
+        return jsonify([public(p) for p in profiles if not is_temporary(p["name"])])
+    # ?all=true: the raw records, temporary ones included and marked, empty fields left out.
+    raw = []
+    for info in profiles:
+        record = {k: v for k, v in public(info).items() if v is not None and v != ""}
+        if is_temporary(info["name"]):
+            record["temporary"] = True
+        raw.append(record)
+    return jsonify(raw)
+
+
+@bp.post("/profiles")
+@bp.post("/profiles/create")
+@doc("Create an empty profile", body=ProfileCreateSchema)
+def create_profile():  # type: ignore[no-untyped-def]
+    req = from_body(ProfileCreateSchema)
+    info = store().create(req["name"], description=req["description"], use_when=req["useWhen"])
+    return jsonify({"status": "created", "id": info["id"], "name": info["name"]}), 201
+
+
+@bp.post("/profiles/import")
+@doc("Copy a Chrome user-data dir that exists on this machine into a new profile", body=ProfileImportSchema)
+def import_profile():  # type: ignore[no-untyped-def]
+    req = from_body(ProfileImportSchema)
+    info = store().import_(req["name"], req["sourcePath"], description=req["description"],
+                           use_when=req["useWhen"])
+    return jsonify({"status": "imported", "id": info["id"], "name": info["name"]}), 201
+
+
+@bp.get("/profiles/<ident>")
+@doc("One profile")
+def get_profile(ident: str):  # type: ignore[no-untyped-def]
+    return jsonify(public(store().get(ident)))
+
+
+@bp.patch("/profiles/meta")
+@doc("Change the description or useWhen of the profile named in the body", body=ProfileMetaSchema)
+def update_meta():  # type: ignore[no-untyped-def]
+    req = from_body(ProfileMetaSchema)
+    if "description" not in req and "useWhen" not in req:
+        raise BadRequest("nothing to change: send description or useWhen")
+    info = store().update(req["name"], description=req.get("description"), use_when=req.get("useWhen"))
+    return jsonify({"status": "updated", "id": info["id"], "name": info["name"]})
+
+
+@bp.patch("/profiles/<ident>")
+@doc("Rename a profile or change its description", body=ProfileUpdateSchema)
+def update_profile(ident: str):  # type: ignore[no-untyped-def]
+    req = from_body(ProfileUpdateSchema)
+    if not req:
+        raise BadRequest("nothing to change: send name, description or useWhen")
+    name = req.get("name")
+    return jsonify(public(store().update(ident, description=req.get("description"), use_when=req.get("useWhen"),
+                                         name=None if name is None else name)))
+
+
+@bp.delete("/profiles/<ident>")
+@doc("Delete a profile (refused while a browser uses it)")
+def delete_profile(ident: str):  # type: ignore[no-untyped-def]
+    info = store().get(ident)
+    store().delete(ident)
+    return jsonify({"status": "deleted", "id": info["id"], "name": info["name"]})
+
+
+@bp.post("/profiles/<ident>/reset")
+@doc("Clear a profile's sessions, caches, cookies and history; keep the profile")
+def reset_profile(ident: str):  # type: ignore[no-untyped-def]
+    info = store().reset(ident)
+    return jsonify({"status": "reset", "id": info["id"], "name": info["name"]})
+
+
+@bp.get("/profiles/<ident>/logs")
+@doc("What agents did with a profile, newest first", query=ActivityQuerySchema)
+def profile_logs(ident: str):  # type: ignore[no-untyped-def]
+    info = store().get(ident)
+    req = from_query(ActivityQuerySchema)
+    events = _query(profile=info["name"], req=req)
+    return jsonify([{"timestamp": e.get("timestamp"), "method": e.get("method"), "endpoint": e.get("path"),
+                     "url": e.get("url", ""), "tabId": e.get("tabId", ""), "durationMs": e.get("durationMs"),
+                     "status": e.get("status"), "agentId": e.get("agentId", ""), "action": e.get("action", "")}
+                    for e in events])
+
+
+@bp.get("/profiles/<ident>/analytics")
+@doc("A profile's totals: actions, the last 24 h, top hosts and endpoints")
+def profile_analytics(ident: str):  # type: ignore[no-untyped-def]
+    info = store().get(ident)
+    stats = activity().analytics(info["name"])
+    return jsonify({"totalActions": stats["totalActions"], "last24h": stats["last24h"],
+                    "commonHosts": stats["topHosts"], "topEndpoints": stats["topEndpoints"]})
+
+
+@bp.get("/api/activity")
+@doc("The activity log, filtered by agent, tab, profile, instance, path and time", query=ActivityQuerySchema)
+def api_activity():  # type: ignore[no-untyped-def]
+    req = from_query(ActivityQuerySchema)
+    events = _query(profile=req.get("profile"), req=req)
+    return jsonify({"events": events, "count": len(events)})
+
+
+def _query(profile, req):  # type: ignore[no-untyped-def]
+    try:
+        return activity().query(profile=profile, agent=req.get("agentId"), tab=req.get("tabId"),
+                                since=req.get("since"), until=req.get("until"), limit=req["limit"],
+                                instance=req.get("instanceId"), path=req.get("path"))
+    except (ValueError, OverflowError) as exc:  # OverflowError: a time zone pushes a date past year 1 or 9999
+        raise BadRequest(f"bad since/until: {exc}", code="bad_filter") from None
+

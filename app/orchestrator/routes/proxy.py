@@ -1,0 +1,173 @@
+"""The browser API in server mode: every bridge route, forwarded to the instance that owns it.
+
+The routes are read from the bridge app's own url_map (minus ``/health``, ``/openapi.json``,
+``/help`` and ``/shutdown``), so a route added to the bridge is served here with no change.
+Shorthand routes go to the default instance (or to the owner of a ``tabId`` they name);
+``/tabs/{id}/...`` goes to the instance that has the tab. Bodies stream both ways without being
+held whole (screenshots, PDFs, SSE); the caller's token is replaced by the instance's own, so
+a caller's credentials never reach a child.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import urllib3
+from flask import Blueprint, Response, g, request
+from werkzeug.datastructures import Headers
+
+from ...config import Config
+from ...errors import NotFound, Unavailable
+from ..state import server_state
+from ..upstream import HOP_BY_HOP
+
+log = logging.getLogger(__name__)
+
+NOT_FORWARDED = frozenset({"/health", "/openapi.json", "/help", "/shutdown"})
+# gunicorn writes its own Date and Server: copies would make duplicate headers.
+DROP_RESPONSE = HOP_BY_HOP | {"date", "server"}
+START_WAIT_S = 10.0  # how long a request waits for an instance that is starting or restarting
+RETRY_AFTER_S = 2
+STREAM_CHUNK = 64 * 1024
+BUFFER_BODY_MAX = 1024 * 1024  # request bodies up to this are read whole (so a tabId can be found)
+PEEK_BODY_MAX = 64 * 1024
+
+
+def browser_rules(config: Config) -> list[tuple[str, set[str], Any, Callable[..., Any]]]:
+    """(rule, methods, defaults, bridge view) for every route the bridge app serves and we forward."""
+    from ...api import create_app
+
+    obs = config.observability
+    # Built only to read its url_map: no browser, and no activity log of its own.
+    quiet = dataclasses.replace(config, observability=dataclasses.replace(
+        obs, activity=dataclasses.replace(obs.activity, enabled=False)))
+    bridge_app = create_app(quiet, start_browser=False)
+    rules: list[tuple[str, set[str], Any, Callable[..., Any]]] = []
+    for rule in bridge_app.url_map.iter_rules():
+        if rule.endpoint == "static" or rule.rule in NOT_FORWARDED:
+            continue
+        methods = set(rule.methods or ()) - {"HEAD", "OPTIONS"}
+        rules.append((rule.rule, methods, rule.defaults, bridge_app.view_functions[rule.endpoint]))
+    return rules
+
+
+def build_blueprint(config: Config) -> Blueprint:
+    """One forwarding view per bridge route, documented as the bridge documents it."""
+    bp = Blueprint("proxy", __name__)
+    for n, (rule, methods, defaults, view) in enumerate(browser_rules(config)):
+        def forward_view(**kwargs: Any) -> Response:
+            return forward(kwargs.get("tab_id"))
+
+        forward_view.__api__ = getattr(view, "__api__", {"summary": view.__name__})  # type: ignore[attr-defined]
+        bp.add_url_rule(rule, endpoint=f"{view.__name__}_{n}", view_func=forward_view, methods=sorted(methods),
+                        defaults=defaults)
+    return bp
+
+
+def forward(tab_id: str | None) -> Response:
+    """Send the current request to its instance and relay the answer."""
+    st = server_state()
+    body = request_body()
+    if tab_id is not None:
+        instance = st.locator.locate(tab_id)
+        if instance is None:
+            raise NotFound(f"tab {tab_id} not found in any instance", code="tab_not_found")
+    else:
+        hinted = request.args.get("tabId") or peek_tab_id(body)
+        instance = (st.locator.locate(hinted) if hinted else None) or default_instance()
+    record, token = ready(instance)
+    upstream = st.upstream.send(request, record, token, body)
+    tab = upstream.headers.get("X-PinchTab-Tab-Id")
+    if tab:
+        st.locator.remember(tab, record["id"])
+    return relay(upstream, record["id"])
+
+
+def default_instance() -> str:
+    """Where a shorthand route goes; 503 ``no_instance`` when nothing runs."""
+    st = server_state()
+    st.mirror.ensure_loaded()
+    instance = st.mirror.default_target()
+    if instance is None:
+        raise Unavailable("no instance is running: POST /instances/start to launch one", code="no_instance")
+    return instance
+
+
+def ready(instance: str) -> tuple[dict[str, Any], str]:
+    """(record, token) of a running instance; waits a little for one that is starting."""
+    mirror = server_state().mirror
+    found = mirror.get(instance)
+    if found is None or found[0]["status"] != "running":
+        mirror.wait_settled(instance, START_WAIT_S)
+        found = mirror.get(instance)
+    if found is None:
+        raise Unavailable(f"instance {instance} is gone", code="instance_unavailable")
+    record, token = found
+    status = record["status"]
+    if status == "running":
+        return record, token
+    g.retry_after_s = RETRY_AFTER_S
+    if status == "starting" or (status == "error" and mirror.restarting(instance)):
+        raise Unavailable(f"instance {instance} is starting; retry shortly", code="instance_starting",
+                          details={"instanceId": instance, "status": status})
+    raise Unavailable(f"instance {instance} is {status}" + (f": {record['error']}" if record.get("error") else ""),
+                      code="instance_unavailable", details={"instanceId": instance, "status": status})
+
+
+def request_body() -> Any:
+    """The body to forward: bytes when small (or absent), the input stream when large or chunked."""
+    length = request.content_length
+    if length is not None and length <= BUFFER_BODY_MAX:
+        return request.get_data(cache=True) if length else None
+    if length is None and request.headers.get("Transfer-Encoding", "").lower() != "chunked":
+        return None
+    return request.stream
+
+
+def peek_tab_id(body: Any) -> str | None:
+    """The ``tabId`` of a small JSON body, so ``POST /navigate {"tabId"}`` reaches that tab's instance."""
+    if not isinstance(body, bytes) or len(body) > PEEK_BODY_MAX or not body.lstrip().startswith(b"{"):
+        return None
+    try:
+        tab = json.loads(body).get("tabId")
+    except (ValueError, AttributeError):
+        return None
+    return tab if isinstance(tab, str) and tab else None
+
+
+WHOLE_BELOW = 256 * 1024  # answers up to this size are relayed whole, larger ones streamed
+
+
+def relay(upstream: urllib3.BaseHTTPResponse, instance: str) -> Response:
+    """The instance's answer as ours: status, headers (minus hop-by-hop) and the body, streamed."""
+    headers = Headers([(k, v) for k, v in upstream.headers.items() if k.lower() not in DROP_RESPONSE])
+    headers["X-PinchTab-Instance-Id"] = instance
+    has_type = "Content-Type" in headers
+
+    def body() -> Iterator[bytes]:
+        try:
+            # decode_content=False: the bytes as sent, so Content-Length and Content-Encoding stay true.
+            yield from upstream.stream(STREAM_CHUNK, decode_content=False)
+        except Exception as exc:  # the instance died mid-answer: the caller sees a short body
+            log.warning("instance %s: answer broke off: %s", instance, exc)
+        finally:
+            upstream.close()
+
+    length = upstream.headers.get("Content-Length", "")
+    if length.isdigit() and int(length) <= WHOLE_BELOW and "event-stream" not in headers.get("Content-Type", ""):
+        # A small answer (most are: JSON, compact snapshots) goes out in one piece: streaming it
+        # chunk by chunk through a generator costs more than the copy.
+        try:
+            data = upstream.read(decode_content=False)
+        finally:
+            upstream.release_conn()  # read to the end: the connection goes back to the pool
+        resp = Response(data, status=upstream.status, headers=headers)
+    else:
+        resp = Response(body(), status=upstream.status, headers=headers, direct_passthrough=True)
+    if not has_type:
+        del resp.headers["Content-Type"]  # Flask's default would claim text/html
+    resp.call_on_close(upstream.release_conn)
+    return resp
