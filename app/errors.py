@@ -110,6 +110,8 @@ def from_exception(exc: BaseException) -> APIError | None:
         return NotFound(str(exc), code="ref_not_found", details={"ref": exc.ref})
     if isinstance(exc, cdp_errors.BadSelector):
         return BadRequest(str(exc), code="bad_selector")
+    if isinstance(exc, cdp_errors.BadCursor):
+        return BadRequest(str(exc), details={"field": "after"})
     if isinstance(exc, cdp_errors.NoSuchElement):
         return NotFound(str(exc), code="element_not_found")
     if isinstance(exc, cdp_errors.DialogBlocking):

@@ -1,62 +1,139 @@
-"""``GET /openapi.json``: every route, generated from the marshmallow schemas that validate them."""
+"""The API contract, in one place: flask-smorest blueprints whose schemas both check requests and
+describe them (and describe every answer), served as ``GET /openapi.json``.
+
+Both apps build their ``Api`` here; their blueprints are :class:`Blueprint`, bound to our request
+parser (:mod:`app.parser`). Every operation documents the one error shape (:class:`ErrorSchema`)
+as its default answer, and needs the bearer token except ``/health``.
+"""
 from __future__ import annotations
 
 import re
+import threading
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from apispec import APISpec
-from apispec.ext.marshmallow import MarshmallowPlugin
+import flask_smorest
+from apispec import APISpec, BasePlugin
 from flask import Flask
+from flask_smorest.spec.plugins import FlaskPlugin
 from marshmallow import Schema, fields
 
-VERSION = "0.1.0"
+from .parser import parser
+
+PUBLIC_PATHS = frozenset({"/health"})
+
+
+def package_version() -> str:
+    """This package's version, from its installed metadata (setup.cfg is the one place it is written)."""
+    try:
+        return version("pinchtab")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
 
 
 class ErrorSchema(Schema):
+    """Every error answer: ``{"error", "code"}`` plus ``retryable`` and ``details`` when useful."""
+
     error = fields.String(required=True, metadata={"description": "what went wrong, for people"})
     code = fields.String(required=True, metadata={"description": "a stable code, for programs"})
     retryable = fields.Boolean()
     details = fields.Dict()
 
 
-def build(app: Flask) -> dict[str, Any]:
-    """The OpenAPI 3 document of ``app``'s routes (views without ``@doc`` are listed bare)."""
-    spec = APISpec(title="Pinchtab", version=VERSION, openapi_version="3.0.3", plugins=[MarshmallowPlugin()],
-                   info={"description": "A browser API for AI agents."})
-    spec.components.schema("Error", schema=ErrorSchema)
-    spec.components.security_scheme("bearer", {"type": "http", "scheme": "bearer"})
-    paths: dict[str, dict[str, Any]] = {}
-    for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
-        if rule.endpoint == "static":
-            continue
-        view = app.view_functions[rule.endpoint]
-        api = getattr(view, "__api__", {})
-        path = re.sub(r"<(?:[^:>]+:)?([^>]+)>", lambda m: "{" + _camel(m.group(1)) + "}", rule.rule)
-        ops = paths.setdefault(path, {})
-        for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
-            op: dict[str, Any] = {"summary": api.get("summary", rule.endpoint), "tags": [rule.endpoint.split(".")[0]],
-                                  "responses": {"200": {"description": "success",
-                                                        "content": {api.get("produces", "application/json"): {}}},
-                                                "default": {"description": "an error",
-                                                            "content": {"application/json": {"schema": "Error"}}}}}
-            params = [{"in": "path", "name": _camel(a), "required": True, "schema": {"type": "string"}}
-                      for a in rule.arguments if not (rule.defaults and a in rule.defaults)]
-            if api.get("query") is not None:
-                params.append({"in": "query", "schema": api["query"]})
-            elif api.get("body") is not None and method == "GET":
-                params.append({"in": "query", "schema": api["body"]})
-            if params:
-                op["parameters"] = params
-            if api.get("body") is not None and method != "GET":
-                op["requestBody"] = {"content": {"application/json": {"schema": api["body"]}}}
-            if rule.rule != "/health":
-                op["security"] = [{"bearer": []}]
-            ops[method.lower()] = op
-    for path, ops in paths.items():
-        spec.path(path=path, operations=ops)
-    return spec.to_dict()
+class Blueprint(flask_smorest.Blueprint):
+    """A flask-smorest blueprint that reads requests with our parser."""
+
+    ARGUMENTS_PARSER = parser
+
+
+def tab_route(bp: Blueprint, rule: str, **options: Any) -> Callable:
+    """Register ``rule`` and its twin ``/tabs/<tab_id><rule>``; the view gets ``tab_id`` (None on the first).
+
+    Put it above ``@bp.arguments`` and ``@bp.response``, as ``@bp.route`` goes.
+    """
+
+    def wrap(view: Callable) -> Callable:
+        bp.route(rule, defaults={"tab_id": None}, **options)(view)
+        bp.route(f"/tabs/<tab_id>{rule}", **options)(view)
+        return view
+
+    return wrap
 
 
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(p.title() for p in rest)
+
+
+def openapi_path(rule: str) -> str:
+    """A Flask rule as an OpenAPI path, its parameters in the API's camelCase: ``/tabs/{tabId}/text``."""
+    return re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", lambda m: "{" + _camel(m.group(1)) + "}", rule)
+
+
+class _PathPlugin(FlaskPlugin):
+    """Path parameters in the API's camelCase (``/tabs/{tabId}/...``), as clients send ``tabId``."""
+
+    flaskpath2openapi = staticmethod(openapi_path)
+
+    def rule_to_params(self, rule: Any) -> list[dict[str, Any]]:
+        params = super().rule_to_params(rule)
+        for p in params:
+            p["name"] = _camel(p["name"])
+        return params
+
+
+class _BearerPlugin(BasePlugin):
+    """Every operation but the public ones needs the bearer token."""
+
+    def operation_helper(self, path: str | None = None, operations: dict[str, Any] | None = None,
+                         **kwargs: Any) -> None:
+        if path in PUBLIC_PATHS or not operations:
+            return
+        for op in operations.values():
+            op.setdefault("security", [{"bearer": []}])
+
+
+class Api(flask_smorest.Api):
+    """flask-smorest's Api, describing blueprints when the document is first read, not at start.
+
+    Describing converts every schema to JSON Schema: done at registration it made each bridge
+    (and so each server-mode instance) start about 0.2 s later, for a document few callers read.
+    """
+
+    ERROR_SCHEMA = ErrorSchema
+
+    def __init__(self, app: Flask | None = None, **kwargs: Any) -> None:
+        self._undescribed: list[tuple[flask_smorest.Blueprint, str, Any]] = []
+        self._describe_lock = threading.Lock()
+        super().__init__(app, **kwargs)
+
+    def register_blueprint(self, blp: flask_smorest.Blueprint, *, parameters: Any = None, **options: Any) -> None:
+        name = options.get("name", blp.name)
+        self._app.extensions["flask-smorest"]["blp_name_to_api"][name] = self
+        self._app.register_blueprint(blp, **options)
+        self._undescribed.append((blp, name, parameters))
+
+    def document(self) -> APISpec:
+        """The spec, with every blueprint registered so far described in it."""
+        with self._describe_lock:
+            while self._undescribed:
+                blp, name, parameters = self._undescribed.pop(0)
+                blp.register_views_in_doc(self, self._app, self.spec, name=name, parameters=parameters)
+                self.spec.tag({"name": name, "description": blp.description})
+        return self.spec
+
+    def _openapi_json(self) -> Any:
+        self.document()
+        return super()._openapi_json()
+
+
+def init_api(app: Flask, title: str, description: str) -> Api:
+    """The app's Api: ``GET /openapi.json`` (and ``/help``), our error shape, the bearer scheme."""
+    app.config.update(API_TITLE=title, API_VERSION=package_version(), OPENAPI_VERSION="3.0.3",
+                      OPENAPI_URL_PREFIX="/", OPENAPI_JSON_PATH="openapi.json")
+    api = Api(app, spec_kwargs={"flask_plugin": _PathPlugin(), "extra_plugins": [_BearerPlugin()],
+                                "info": {"description": description}})
+    api.spec.components.security_scheme("bearer", {"type": "http", "scheme": "bearer"})
+    app.add_url_rule("/help", endpoint="help", view_func=lambda: api.document().to_dict())
+    return api

@@ -20,10 +20,8 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
@@ -35,10 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import pages, peers  # noqa: E402
-from bench.common import free_port, group_cpu_s, med_ms, pct_ms, timed  # noqa: E402
+from bench.common import group_cpu_s, med_ms, pct_ms, timed  # noqa: E402
+from bench.processes import ServerExited, ServerSubprocess, free_port  # noqa: E402
 from cdp.launcher import ChromeProcess, find_browser  # noqa: E402
-
-
 
 
 class RawCDP:
@@ -66,30 +63,26 @@ class RawCDP:
         self.ws.close()
 
 
-class Bridge:
+class Bridge(ServerSubprocess):
     """``pinchtab bridge --cdp-url`` in a subprocess, evaluate allowed (for the trivial call)."""
 
     def __init__(self, cdp_http: str, workdir: Path) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
+        port = free_port()
         cfg = workdir / "config.json"
         cfg.write_text(json.dumps({"security": {"allowEvaluate": True}, "instanceDefaults": {"maxTabs": 50}}))
-        env = {**os.environ, "PINCHTAB_CONFIG": str(cfg), "PINCHTAB_PORT": str(self.port), "HOME": str(workdir)}
+        env = {**os.environ, "PINCHTAB_CONFIG": str(cfg), "PINCHTAB_PORT": str(port), "HOME": str(workdir)}
         env.pop("PINCHTAB_TOKEN", None)
-        self.log = open(workdir / "bridge.log", "wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "app.clients.cli", "bridge", "--cdp-url", cdp_http],
-                                     cwd=str(ROOT), env=env, stdout=self.log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+        super().__init__([sys.executable, "-m", "app.clients.cli", "bridge", "--cdp-url", cdp_http], port=port, env=env,
+                         cwd=ROOT, log_path=workdir / "bridge.log", name="bridge", stop_timeout_s=20)
         self.http = requests.Session()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if self.http.get(self.base + "/health", timeout=1).json().get("status") == "ok":
-                    return
-            except (requests.RequestException, ValueError):
-                pass
-            time.sleep(0.05)
-        raise SystemExit("bridge did not become healthy within 60 s; see bridge.log")
+        try:
+            self.wait_healthy(60)
+        except TimeoutError:
+            self.stop()
+            raise SystemExit(f"bridge did not become healthy within 60 s; see {self.log_path}") from None
+        except ServerExited as exc:
+            self.stop()
+            raise SystemExit(str(exc)) from None
 
     def post(self, path: str, body: dict[str, Any]) -> Any:
         r = self.http.post(self.base + path, json=body, timeout=120)
@@ -111,17 +104,8 @@ class Bridge:
         return r
 
     def stop(self) -> None:
-        import signal
-
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        self.proc.wait(timeout=20)
-        self.log.close()
-
-
-
-
-
-
+        super().stop()
+        self.http.close()
 
 
 Row = tuple[str, str, str]

@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,48 +32,31 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import pages, peers  # noqa: E402
-from bench.common import free_port, med_ms, pct_ms  # noqa: E402
+from bench.common import med_ms, pct_ms  # noqa: E402
+from bench.processes import ServerExited, ServerSubprocess, free_port  # noqa: E402
 
 START_TIMEOUT_S = 60.0
 CALL_TIMEOUT_S = 60.0
 
 
-
-
-class Bridge:
+class Bridge(ServerSubprocess):
     """``pinchtab bridge`` in a subprocess with its own HOME (default config: no token)."""
 
     def __init__(self, workdir: Path) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "PINCHTAB_PORT": str(self.port), "HOME": str(workdir)}
+        port = free_port()
+        env = {**os.environ, "PINCHTAB_PORT": str(port), "HOME": str(workdir)}
         for name in ("PINCHTAB_TOKEN", "PINCHTAB_CONFIG", "PINCHTAB_SERVER"):
             env.pop(name, None)
-        self.log = open(workdir / "bridge.log", "wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "app.clients.cli", "bridge"], cwd=str(ROOT), env=env,
-                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            try:
-                if requests.get(self.base + "/health", timeout=1).json().get("status") == "ok":
-                    return
-            except (requests.RequestException, ValueError):
-                pass
-            time.sleep(0.05)  # poll interval of a bounded wait
-        self.stop()
-        raise SystemExit(f"bridge did not become healthy within {START_TIMEOUT_S:.0f} s")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=5)
-        self.log.close()
-
-
+        super().__init__([sys.executable, "-m", "app.clients.cli", "bridge"], port=port, env=env, cwd=ROOT,
+                         log_path=workdir / "bridge.log", name="bridge", stop_timeout_s=20)
+        try:
+            self.wait_healthy(START_TIMEOUT_S)
+        except TimeoutError:
+            self.stop()
+            raise SystemExit(f"bridge did not become healthy within {START_TIMEOUT_S:.0f} s") from None
+        except ServerExited as exc:
+            self.stop()
+            raise SystemExit(str(exc)) from None
 
 
 def p90_ms(xs: list[float]) -> float:

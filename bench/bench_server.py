@@ -19,9 +19,7 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -35,13 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import pages  # noqa: E402
-from bench.common import free_port, med_ms, pct_ms, wait_for  # noqa: E402
+from bench.common import med_ms, pct_ms, wait_for  # noqa: E402
+from bench.processes import ServerExited, ServerSubprocess, free_port  # noqa: E402
 
 TOKEN = "bench-token"
-
-
-
-
 
 
 def rss_mb(pid: int | None) -> float:
@@ -63,33 +58,27 @@ def children_matching(parent: int, needle: bytes) -> list[int]:
     return children_of(parent, needle)
 
 
-class Server:
+class Server(ServerSubprocess):
     """``pinchtab server`` in a subprocess (strategy explicit: the bench starts every instance)."""
 
     def __init__(self, home: Path) -> None:
         self.home = home
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
+        port = free_port()
         start = 30000 + (os.getpid() % 200) * 100
         cfg = home / "config.json"
         cfg.write_text(json.dumps({"multiInstance": {"strategy": "explicit", "instancePortStart": start,
                                                      "instancePortEnd": start + 99}}))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PINCHTAB_", "BRIDGE_"))}
-        env.update(HOME=str(home), PINCHTAB_PORT=str(self.port), PINCHTAB_CONFIG=str(cfg), PINCHTAB_TOKEN=TOKEN)
-        self.log = open(home / "server.log", "wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "app.clients.cli", "server"], cwd=str(ROOT), env=env,
-                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        env.update(HOME=str(home), PINCHTAB_PORT=str(port), PINCHTAB_CONFIG=str(cfg), PINCHTAB_TOKEN=TOKEN)
+        super().__init__([sys.executable, "-m", "app.clients.cli", "server"], port=port, env=env, cwd=ROOT,
+                         log_path=home / "server.log", name="server", stop_timeout_s=60)
         self.http = requests.Session()
         self.http.headers["Authorization"] = f"Bearer {TOKEN}"
-        wait_for(self._up, 60, 0.05)
-
-    def _up(self) -> bool:
-        if self.proc.poll() is not None:
-            raise RuntimeError(f"server exited; see {self.home / 'server.log'}")
         try:
-            return requests.get(self.base + "/health", timeout=1).json().get("status") == "ok"
-        except (requests.RequestException, ValueError):
-            return False
+            self.wait_healthy(60)
+        except (ServerExited, TimeoutError):
+            self.stop()
+            raise
 
     def call(self, method: str, path: str, **kw: Any) -> requests.Response:
         kw.setdefault("timeout", 90)
@@ -119,18 +108,8 @@ class Server:
         return iid, time.perf_counter() - t0
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=5)
-        self.log.close()
-
-
-
-
+        super().stop()
+        self.http.close()
 
 
 Row = tuple[str, str, str]

@@ -1,8 +1,7 @@
-"""What every bench script needs: ports, timing, percentiles, bounded waits."""
+"""What every bench script needs: timing, percentiles, CPU time, bounded waits."""
 from __future__ import annotations
 
 import os
-import socket
 import statistics
 import time
 from collections.abc import Callable
@@ -26,12 +25,6 @@ def group_cpu_s(pgid: int) -> float | None:
         if int(fields[2]) == pgid:  # pgrp; then utime, stime, cutime, cstime
             ticks += sum(int(x) for x in fields[11:15])
     return ticks / os.sysconf("SC_CLK_TCK")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:

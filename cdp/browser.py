@@ -71,7 +71,7 @@ class Browser:
                                          extra_flags=flags)
             ws_url = self.process.start()
         try:
-            self.conn = Connection(ws_url, browser_sink=self)
+            self.conn = Connection.open(ws_url, browser_sink=self)
             self.version = self.conn.call("Browser.getVersion", timeout_s=10)
             self.conn.call("Target.setDiscoverTargets", {"discover": True}, timeout_s=10)
             infos = self.conn.call("Target.getTargets", timeout_s=10).get("targetInfos", [])

@@ -1,9 +1,10 @@
-"""One websocket to the browser, one reader thread, futures with deadlines.
+"""One connection to the browser, one reader thread, futures with deadlines.
 
-Every tab and out-of-process iframe is a flat session on this one connection. Only the reader
-thread reads the socket. It parses each message once, routes it (``routing.route``) and hands it
-on without running anyone's code: replies complete a ``Future``, events go to the owning sink's
-``deliver`` (which only queues them). Sends are serialised by a lock.
+Every tab and out-of-process iframe is a flat session on this one connection. The messages travel
+over a ``Transport`` (a websocket to Chrome, or a relay in extension mode); only the reader thread
+receives. It parses each message once, routes it (``routing.route``) and hands it on without
+running anyone's code: replies complete a ``Future``, events go to the owning sink's ``deliver``
+(which only queues them). The transport serialises sends.
 """
 from __future__ import annotations
 
@@ -15,11 +16,10 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Protocol
 
-import websocket
-
 from .errors import BrowserGone, CDPError, CDPTimeout, TargetClosed, TargetCrashed
-from .frames import ConnectionClosed, FrameReader
 from .routing import route, session_owner
+from .transport import Transport, TransportClosed
+from .websocket_transport import WebSocketTransport
 
 log = logging.getLogger(__name__)
 
@@ -36,23 +36,14 @@ class Sink(Protocol):
 
 
 class Connection:
-    """A CDP connection over one websocket. websocket-client opens it and sends (with
-    ``skip_utf8_validation``: its pure-Python UTF-8 check triples the time of big messages);
-    the reader thread reads frames itself (cdp/frames.py)."""
+    """A CDP connection over one transport; starts its reader thread at once.
 
-    def __init__(self, ws_url: str, *, open_timeout_s: float = 10.0, browser_sink: Sink | None = None) -> None:
-        self.ws_url = ws_url
-        self._ws = websocket.create_connection(
-            ws_url,
-            timeout=open_timeout_s,
-            skip_utf8_validation=True,
-            suppress_origin=True,  # Chrome rejects websocket Origins it was not told to allow
-            enable_multithread=False,  # we serialise sends ourselves
-        )
-        self._ws.settimeout(None)  # the reader blocks; close() unblocks it
-        assert self._ws.sock is not None  # connected
-        self._frames = FrameReader(self._ws.sock, self._pong)  # reads; websocket-client connects and sends
-        self._send_lock = threading.Lock()
+    ``Connection.open(ws_url)`` connects to a browser's websocket; other transports (a relay, a
+    fake in tests) are passed to the constructor.
+    """
+
+    def __init__(self, transport: Transport, *, browser_sink: Sink | None = None) -> None:
+        self._transport = transport
         self._lock = threading.Lock()  # guards the tables below
         self._ids = itertools.count(1)
         self._pending: dict[int, tuple[Future, str | None, str]] = {}
@@ -62,6 +53,11 @@ class Connection:
         self._closed: Exception | None = None
         self._reader = threading.Thread(target=self._read_loop, name="cdp-reader", daemon=True)
         self._reader.start()
+
+    @classmethod
+    def open(cls, ws_url: str, *, open_timeout_s: float = 10.0, browser_sink: Sink | None = None) -> Connection:
+        """Connect to a browser's websocket URL; raises websocket-client's errors or OSError if it cannot."""
+        return cls(WebSocketTransport.connect(ws_url, timeout_s=open_timeout_s), browser_sink=browser_sink)
 
     # --- sending -----------------------------------------------------------------------------
     @property
@@ -82,9 +78,8 @@ class Connection:
             msg["sessionId"] = session_id
         data = json.dumps(msg, separators=(",", ":"))
         try:
-            with self._send_lock:
-                self._ws.send(data)
-        except Exception as exc:  # the socket died under us
+            self._transport.send(data)
+        except (TransportClosed, OSError) as exc:  # the connection died under us
             with self._lock:
                 self._pending.pop(call_id, None)
             fut.set_exception(BrowserGone(f"browser connection lost: {exc}"))
@@ -124,11 +119,9 @@ class Connection:
 
     # --- closing -------------------------------------------------------------------------------
     def close(self) -> None:
+        """Fail every pending call with BrowserGone, close the transport and let the reader end."""
         self._shut(BrowserGone("browser connection closed"))
-        try:
-            self._ws.close(timeout=1)
-        except Exception:  # already gone
-            pass
+        self._transport.close()
         self._reader.join(timeout=2)
 
     def _shut(self, exc: Exception) -> None:
@@ -155,21 +148,16 @@ class Connection:
                 fut.set_exception(exc)
 
     # --- the reader thread ---------------------------------------------------------------------
-    def _pong(self, payload: bytes | bytearray) -> None:
-        try:
-            with self._send_lock:
-                self._ws.pong(bytes(payload))
-        except Exception:  # the socket is going; the reader will notice
-            pass
-
     def _read_loop(self) -> None:
         while True:
             try:
-                data = self._frames.message()
-            except ConnectionClosed:
+                data = self._transport.receive()
+            except TransportClosed:
                 self._shut(BrowserGone("browser connection closed"))
                 return
-            except Exception as exc:  # closed socket, browser exit
+            # Any other error (a socket's OSError, a relay's own) ends the connection too: a reader
+            # that died quietly would leave callers waiting out their deadlines on a connection that looks open.
+            except Exception as exc:
                 self._shut(BrowserGone(f"browser connection lost: {exc or type(exc).__name__}"))
                 return
             try:

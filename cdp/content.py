@@ -4,9 +4,9 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from .inspect import element_clip
-from .selectors import frames_in_order
-from .snapshot import evaluate
+from .elements import element_clip
+from .errors import CDPError, CDPTimeout, TargetClosed
+from .page import evaluate, frames_in_order
 from .tab import Tab
 
 
@@ -21,7 +21,9 @@ def text(tab: Tab, *, raw: bool = False) -> str:
     for frame in frames_in_order(tab):
         try:
             t = evaluate(tab, frame, expr)
-        except Exception:  # a frame that went away mid-read is skipped
+        except (CDPError, CDPTimeout, TargetClosed):
+            # A frame that navigated, hung or detached (an out-of-process iframe's session) mid-read
+            # is skipped; the other frames' text is still worth answering with.
             continue
         if t and t.strip():
             parts.append(t.strip())

@@ -84,3 +84,23 @@ class NavigationChanged(Exception):
                          "navigation is expected, then take a new /snapshot")
         self.url = url
         self.result = result or {}
+
+
+class NoDialog(Exception):
+    """No dialog is open on the tab."""
+
+
+class BadPrintOptions(ValueError):
+    """Chrome rejected the PDF options (page ranges past the end, margins that leave no room)."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class BadCursor(ValueError):
+    """A snapshot's ``after`` cursor is not a ref of the snapshot."""
+
+    def __init__(self, after: str) -> None:
+        super().__init__(f"after={after}: no such ref in this snapshot")
+        self.after = after

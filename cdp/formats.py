@@ -47,7 +47,7 @@ def _states(node: dict[str, Any], compact: bool) -> str:
 def compact_line(node: dict[str, Any]) -> str:
     """``e5 button Add to cart [checked] *``: one node of the compact format.
 
-    The original wrote ``e5:button "Add to cart"``; the colon and the quotes cost two tokens a
+    PinchTab's compact form is ``e5:button "Add to cart"``; the colon and the quotes cost two tokens a
     line (a fifth of a big page's snapshot) and tell a reader nothing the spaces do not. The
     name runs to the end of the line, or to `` val="`` and the state markers.
     """
@@ -69,7 +69,7 @@ def text_line(node: dict[str, Any]) -> str:
 
 
 def estimate_tokens(node: dict[str, Any], fmt: str) -> int:
-    """The original's per-node token estimate (about four characters a token), at least 1."""
+    """A per-node token estimate: about four characters a token, at least 1 (what PinchTab clients budget with)."""
     base = len(node["ref"]) + len(node["role"]) + len(node.get("name", "")) + len(str(node.get("value", "")))
     if fmt == "compact":
         est = (base + 1 + 8) // 4

@@ -5,7 +5,8 @@ extended length and more for the payload, 16 KiB at a time, through several laye
 On the one reader thread every message of every tab passes through, that is most of its time
 for small replies (and each ``recv`` drops and re-takes the GIL). This reader pulls whatever
 the socket holds into a buffer and cuts frames out of it: one ``recv`` for a burst of small
-messages, big chunks for a large one. websocket-client still makes the connection and sends.
+messages, big chunks for a large one. websocket-client still makes the connection and sends
+(``cdp/websocket_transport.py`` puts the two together).
 
 Frames from a server are never masked (RFC 6455 5.1); a message may span continuation frames;
 pings are answered by the caller (it owns the send side).
@@ -16,12 +17,10 @@ import socket
 import struct
 from collections.abc import Callable
 
+from .transport import TransportClosed
+
 CHUNK = 256 * 1024
 OP_CLOSE, OP_PING, OP_PONG = 0x8, 0x9, 0xA  # the control frames; text, binary and continuation carry data
-
-
-class ConnectionClosed(Exception):
-    """The socket closed, or the peer sent a close frame."""
 
 
 class FrameReader:
@@ -36,7 +35,7 @@ class FrameReader:
         self._view = memoryview(self._room)
 
     def message(self) -> bytes | bytearray:
-        """The next text or binary message; raises ConnectionClosed at the end."""
+        """The next text or binary message; raises TransportClosed at the end (a close frame, a closed socket)."""
         parts: list[bytes | bytearray] = []
         while True:
             fin, opcode, payload = self._frame()
@@ -46,7 +45,7 @@ class FrameReader:
             if opcode == OP_PONG:
                 continue
             if opcode == OP_CLOSE:
-                raise ConnectionClosed("the browser closed the connection")
+                raise TransportClosed("the browser closed the connection")
             parts.append(payload)
             if fin:
                 return parts[0] if len(parts) == 1 else b"".join(parts)
@@ -59,7 +58,7 @@ class FrameReader:
         elif length == 127:
             length = struct.unpack("!Q", self._take(8))[0]
         if head[1] & 0x80:  # a masked frame from a server breaks the protocol
-            raise ConnectionClosed("the browser sent a masked frame")
+            raise TransportClosed("the browser sent a masked frame")
         return fin, opcode, self._take(length)
 
     def _take(self, n: int) -> bytes | bytearray:
@@ -87,7 +86,7 @@ class FrameReader:
         while got < n:
             read = self._sock.recv_into(view[got:], n - got)
             if not read:
-                raise ConnectionClosed("the browser closed the connection")
+                raise TransportClosed("the browser closed the connection")
             got += read
         return out
 
@@ -97,5 +96,5 @@ class FrameReader:
             self._pos = 0
         read = self._sock.recv_into(self._room)  # a fixed buffer: recv(n) would allocate n bytes each time
         if not read:
-            raise ConnectionClosed("the browser closed the connection")
+            raise TransportClosed("the browser closed the connection")
         self._buf += self._view[:read]

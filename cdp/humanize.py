@@ -1,9 +1,10 @@
 """Human-like input on a tab: plays back the plans of ``human.mouse`` and ``human.keyboard``.
 
-Runs on the tab's worker thread, like ``cdp.actions``. Delays are real waits, but a waiting job
-keeps handling the tab's events (``tab.wait_for``), so a dialog or a navigation during a slow,
-human-paced action is noticed. Delays follow an absolute schedule: the time a command takes to
-answer is absorbed by the next wait instead of stretching the whole action.
+Built on the primitives of ``cdp.input``, and run on the tab's worker thread like ``cdp.actions``.
+Delays are real waits, but a waiting job keeps handling the tab's events (``tab.wait_for``), so a
+dialog or a navigation during a slow, human-paced action is noticed. Delays follow an absolute
+schedule: the time a command takes to answer is absorbed by the next wait instead of stretching
+the whole action.
 
 The pointer's last position is kept per tab in ``tab.state["pointer"]`` so that consecutive
 humanized actions continue from where the previous one ended.
@@ -20,18 +21,20 @@ from human.keyboard import CharStep, typing_plan
 from human.mouse import Box, Point, Step, click_plan, move_path, nearby_start
 from human.rng import RandomSource, spread
 
-from . import actions, keys
-from .actions import (
+from . import keys
+from .input import (
     Target,
+    box_of,
     find,
     focus_el,
     key_events,
     mouse_event,
+    point_of,
     send_keys,
     viewport_point,
 )
 from .errors import ActionError
-from .snapshot import Element, call_on
+from .page import call_on
 from .tab import Tab
 
 POINTER_KEY = "pointer"
@@ -72,7 +75,7 @@ def _never() -> bool:
 
 
 def _mouse(tab: Tab, kind: str, x: float, y: float, **extra: Any) -> None:
-    # Through cdp.actions.mouse_event, which also records the pointer position; waited for, so
+    # Through cdp.input.mouse_event, which also records the pointer position; waited for, so
     # a failure or an opened dialog (DialogBlocking) surfaces at the event that caused it.
     tab.wait_result(mouse_event(tab, kind, x, y, **extra), "Input.dispatchMouseEvent")
 
@@ -96,7 +99,7 @@ def human_click(tab: Tab, box: Box | tuple[float, float, float, float], rng: Ran
 
     ``start``: where the pointer is (None: where the last humanized action left it, else a
     plausible nearby point). Returns the point clicked. A dialog opened by the click raises
-    DialogBlocking, as ``cdp.actions.mouse_click`` does.
+    DialogBlocking, as ``cdp.input.mouse_click`` does.
     """
     plan = click_plan(box, rng, start=start if start is not None else pointer(tab), count=count)
     pacer = _Pacer(tab)
@@ -172,12 +175,6 @@ def human_type(tab: Tab, text: str, rng: RandomSource, *, fast: bool = False) ->
 
 
 # --- on elements, mirroring cdp.actions ------------------------------------------------------------
-def box_of(tab: Tab, el: Element) -> Box | None:
-    """The element's box in the viewport if a pointer at its centre would reach it, else None."""
-    box = actions.box_of(tab, el)
-    return None if box is None else Box(*box)
-
-
 def click(tab: Tab, target: Target, rng: RandomSource, *, count: int = 1, button: str = "left",
           modifiers: int = 0) -> dict[str, Any]:
     """``cdp.actions.click`` with a human pointer; covered or boxless elements get a DOM click."""
@@ -200,11 +197,10 @@ def hover(tab: Tab, target: Target, rng: RandomSource) -> dict[str, Any]:
     if target.has_point and not target.has_element:
         to: Point = viewport_point(tab, target)
     else:
-        el = find(tab, target)
-        box = box_of(tab, el)
-        if box is None:
+        point = point_of(tab, find(tab, target))
+        if point is None:
             raise ActionError("element has no visible point to hover (covered, hidden or zero-size)")
-        to = box.centre
+        to = point
     human_move(tab, None, to, rng)
     return {"hovered": True, "human": True}
 

@@ -5,6 +5,7 @@ from typing import Any
 
 from .errors import CDPError, CDPTimeout, DialogBlocking, NavigationError
 from .tab import Tab
+from .waits import condition, poll
 
 # What "loaded" means for each waitFor value: the main frame's lifecycle event to wait for.
 WAIT_EVENTS = {"none": None, "dom": "DOMContentLoaded", "load": "load", "networkidle": "networkIdle"}
@@ -30,7 +31,7 @@ def navigate(tab: Tab, url: str, *, timeout_s: float, wait_for: str = "dom", wai
         wait_loaded(tab, res.get("frameId") or tab.main_frame_id, loader, wait_for, timeout_s)
     if first:
         # Chrome keeps the blank page we opened the tab with in history; a fresh tab's first page
-        # should be where "back" stops, as the original does with location.replace.
+        # should be where "back" stops, the way location.replace leaves no history entry.
         try:
             tab.call("Page.resetNavigationHistory")
         except CDPError:
@@ -58,8 +59,6 @@ def wait_loaded(tab: Tab, frame_id: str | None, loader: str | None, wait_for: st
 
 
 def wait_selector_present(tab: Tab, selector: str, timeout_s: float) -> None:
-    from .waits import condition, poll
-
     if not poll(tab, condition(tab, "selector", selector), timeout_s):
         raise CDPTimeout(f"selector {selector!r} did not appear within {timeout_s:.0f} s")
 
@@ -98,7 +97,5 @@ def _wait_moved(tab: Tab, seq: int, timeout_s: float) -> None:
         except CDPError:
             return False  # the context was replaced under us; ask again
         return (res.get("result") or {}).get("value") in ("interactive", "complete")
-
-    from .waits import poll
 
     poll(tab, parsed, min(timeout_s, 5.0))

@@ -1,4 +1,4 @@
-"""The unified selector: one string that names an element, as the original parses it.
+"""The unified selector: one string that names an element (``css:``, ``xpath:``, ``text:``, ``role:``, ... or a ref).
 
 ``css:``, ``xpath:``, ``text:``, ``role:<role> [name]``, ``label:``, ``placeholder:``, ``alt:``,
 ``title:``, ``testid:``, ``ref:``, ``find:``/``semantic:`` (natural language, via the matcher),
@@ -14,13 +14,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from .errors import BadSelector, CDPError, NoSuchElement
-
-if TYPE_CHECKING:
-    from .snapshot import Element
-    from .tab import Frame, Tab
+from . import snapshot
+from .errors import BadSelector, CDPError, NoSuchElement, StaleRef, UnknownRef
+from .find import match
+from .page import Element, evaluate, frames_in_order
+from .tab import Frame, Tab
 
 KINDS = ("css", "xpath", "text", "role", "label", "placeholder", "alt", "title", "testid", "ref", "find",
          "semantic")
@@ -89,34 +88,12 @@ def role_and_name(value: str) -> tuple[str, str]:
 
 
 # --- resolving ---------------------------------------------------------------------------------
-def frames_in_order(tab: Tab) -> list[Frame]:
-    """The tab's frames, the main frame first, each before the frames it holds."""
-    children: dict[str | None, list[Frame]] = {}
-    for f in tab.frames.values():
-        children.setdefault(f.parent_id, []).append(f)
-    out: list[Frame] = []
-
-    def walk(fid: str) -> None:
-        for child in children.get(fid, []):
-            out.append(child)
-            walk(child.frame_id)
-
-    main = tab.frames.get(tab.main_frame_id or "")
-    if main is None:
-        return []
-    out.append(main)
-    walk(main.frame_id)
-    return out
-
-
 def _dom_pick(tab: Tab, frame: Frame, sel: Selector, index: int) -> tuple[int, dict | None]:
     """Ask one frame for its ``index``-th match (negative: from the end) in one call.
 
     The answer is the element when there is one, else the number of matches (so the caller can
     go on counting in the next frame).
     """
-    from .snapshot import evaluate
-
     expr = (f"(r => r.el || r.count)(globalThis.__pinchtab.pick({json.dumps(sel.kind)}, "
             f"{json.dumps(sel.value)}, {index}))")
     try:
@@ -132,11 +109,9 @@ def _dom_pick(tab: Tab, frame: Frame, sel: Selector, index: int) -> tuple[int, d
 
 def resolve(tab: Tab, raw: str | Selector) -> Element:
     """The element a selector names (the first match unless first:/last:/nth: says otherwise)."""
-    from .snapshot import Element, resolve_ref
-
     sel = parse(raw) if isinstance(raw, str) else raw
     if sel.kind == "ref":
-        return resolve_ref(tab, sel.value)
+        return snapshot.resolve_ref(tab, sel.value)
     if sel.kind in STRUCTURED or sel.kind == "find":
         refs = structured_matches(tab, sel)
         if not refs:
@@ -144,7 +119,7 @@ def resolve(tab: Tab, raw: str | Selector) -> Element:
         pick = sel.which if sel.which is not None else 0
         if not -len(refs) <= pick < len(refs):
             raise NoSuchElement(f"{sel.describe()} has {len(refs)} matches, not {pick + 1}")
-        return resolve_ref(tab, refs[pick])
+        return snapshot.resolve_ref(tab, refs[pick])
     which = sel.which if sel.which is not None else 0
     if which == -1:
         # The last match overall: the last frame (in document order) that has any.
@@ -166,8 +141,6 @@ def resolve(tab: Tab, raw: str | Selector) -> Element:
 
 def count(tab: Tab, raw: str) -> int:
     """How many elements a selector matches (0 for a missing ref, never an error)."""
-    from .errors import StaleRef, UnknownRef
-
     sel = parse(raw)
     if sel.kind == "ref":
         try:
@@ -185,8 +158,6 @@ def count(tab: Tab, raw: str) -> int:
 
 
 def _count_in(tab: Tab, frame: Frame, sel: Selector) -> int:
-    from .snapshot import evaluate
-
     try:
         return int(evaluate(tab, frame, f"globalThis.__pinchtab.matches({json.dumps(sel.kind)}, "
                                         f"{json.dumps(sel.value)}).length"))
@@ -198,11 +169,7 @@ def _count_in(tab: Tab, frame: Frame, sel: Selector) -> int:
 
 def structured_matches(tab: Tab, sel: Selector) -> list[str]:
     """Refs of the snapshot nodes a structured selector accepts, in document order."""
-    from . import snapshot
-
     if sel.kind == "find":
-        from .find import match
-
         nodes = snapshot.take(tab, filter="interactive", details=True)
         best = match(nodes, sel.value, top_k=1)
         return [best["matches"][0]["ref"]] if best["matches"] else []

@@ -17,20 +17,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .browser import WORLD, world_scripts
 from .errors import CDPError, StaleRef, UnknownRef
+from .page import Element, call_on, evaluate, world
 from .tab import Frame, Tab
 
 REF_RE = re.compile(r"^e(\d+)$")
-_MISSING = "__pinchtab_missing__"
-_SCRIPT: str | None = None
-
-
-def _script() -> str:
-    global _SCRIPT
-    if _SCRIPT is None:
-        _SCRIPT = world_scripts()
-    return _SCRIPT
 
 
 @dataclass
@@ -45,17 +36,6 @@ class RefTable:
     owners: dict[str, str] = field(default_factory=dict)  # child frame id -> ref of its <iframe>
 
 
-@dataclass
-class Element:
-    """A DOM node we can act on: a remote object in our world of its frame."""
-
-    object_id: str
-    frame_id: str
-    session_id: str
-    ctx: int
-    ref: str | None = None
-
-
 def refs_of(tab: Tab) -> RefTable:
     """The tab's ref table for its current main-frame document (a new document starts afresh)."""
     table: RefTable | None = tab.state.get("refs")
@@ -64,68 +44,6 @@ def refs_of(tab: Tab) -> RefTable:
         table = RefTable(epoch=tab.document_epoch, retired_below=retired)
         tab.state["refs"] = table
     return table
-
-
-# --- running code in our world ---------------------------------------------------------------
-def world(tab: Tab, frame: Frame) -> int:
-    """Our isolated world's context in ``frame``, created (and the walker loaded) if missing."""
-    if frame.world_ctx is None:
-        res = tab.call("Page.createIsolatedWorld", {"frameId": frame.frame_id, "worldName": WORLD},
-                       session_id=frame.session_id)
-        frame.world_ctx = res["executionContextId"]
-    return frame.world_ctx
-
-
-def _is_gone_context(exc: CDPError) -> bool:
-    msg = exc.cdp_message.lower()
-    return "context" in msg and ("not find" in msg or "destroyed" in msg or "not found" in msg)
-
-
-def evaluate(tab: Tab, frame: Frame, expression: str, *, by_value: bool = True, timeout_s: float | None = None,
-             await_promise: bool = False) -> Any:
-    """Evaluate ``expression`` in our world of ``frame`` (loading the walker first if needed).
-
-    Returns the value (``by_value``) or the remote object. A context that vanished under us (the
-    frame navigated) is recreated once.
-    """
-    loaded = False
-    for attempt in range(3):
-        ctx = world(tab, frame)
-        # The walker is normally there already (added to every new document); load it when not.
-        expr = expression if loaded else f"globalThis.__pinchtab ? ({expression}) : {_MISSING!r}"
-        try:
-            res = tab.call("Runtime.evaluate", {"expression": expr, "contextId": ctx, "returnByValue": by_value,
-                                                "awaitPromise": await_promise}, session_id=frame.session_id,
-                           timeout_s=timeout_s)
-        except CDPError as exc:
-            if attempt < 2 and _is_gone_context(exc):
-                frame.world_ctx = None
-                continue
-            raise
-        if "exceptionDetails" in res:
-            d = res["exceptionDetails"]
-            text = (d.get("exception") or {}).get("description") or d.get("text", "script error")
-            raise CDPError("Runtime.evaluate", text.split("\n")[0])
-        result = res["result"]
-        if not loaded and result.get("value") == _MISSING:
-            tab.call("Runtime.evaluate", {"expression": _script(), "contextId": ctx}, session_id=frame.session_id)
-            loaded = True
-            continue
-        return result.get("value") if by_value else result
-    raise AssertionError("unreachable")
-
-
-def call_on(tab: Tab, el: Element, function: str, *args: Any, by_value: bool = True) -> Any:
-    """Call ``function`` with ``this`` = the element and JSON ``args``, in our world."""
-    res = tab.call("Runtime.callFunctionOn", {
-        "functionDeclaration": function, "objectId": el.object_id,
-        "arguments": [{"value": a} for a in args], "returnByValue": by_value, "awaitPromise": False,
-    }, session_id=el.session_id)
-    if "exceptionDetails" in res:
-        d = res["exceptionDetails"]
-        text = (d.get("exception") or {}).get("description") or d.get("text", "script error")
-        raise CDPError("Runtime.callFunctionOn", text.split("\n")[0])
-    return res["result"].get("value") if by_value else res["result"]
 
 
 # --- snapshot --------------------------------------------------------------------------------
@@ -274,40 +192,3 @@ def candidates(tab: Tab, ref: str, role: str, name: str) -> list[dict[str, str]]
     fresh = take(tab, filter="interactive")
     return [{"ref": n["ref"], "role": n["role"], "name": n.get("name", "")}
             for n in fresh if n["ref"] != ref and n["role"] == role and n.get("name", "") == name][:5]
-
-
-# --- what each caller last saw, for diffs ----------------------------------------------------------
-def remember(tab: Tab, caller: str, filter: str, nodes: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
-    """Store this caller's view of the page; return its previous view of the same document, if any."""
-    views: dict[tuple[str, str], tuple[int, list[dict[str, Any]]]] = tab.state.setdefault("views", {})
-    key = (caller, filter)
-    previous = views.get(key)
-    views[key] = (tab.document_epoch, nodes)
-    if previous is None or previous[0] != tab.document_epoch:
-        return None
-    return previous[1]
-
-
-def ensure_view(tab: Tab, caller: str) -> None:
-    """Make sure the caller has a whole-tree view of the current document to diff against: the
-    page as it is now, if the caller only ever looked at interactive snapshots."""
-    views = tab.state.get("views", {})
-    seen = views.get((caller, "all"))
-    if seen is None or seen[0] != tab.document_epoch:
-        remember(tab, caller, "all", take(tab, filter="all"))
-
-
-def settle(tab: Tab, *, quiet_ms: int = 60, cap_ms: int = 1500) -> None:
-    """Wait until the page has settled: its document parsed, then the DOM quiet for ``quiet_ms``.
-
-    Bounded by ``cap_ms`` (a page that never stops animating still answers), not a fixed sleep.
-    """
-    main = tab.frames.get(tab.main_frame_id or "")
-    if main is None:
-        return
-    tab.wait_for(lambda: "DOMContentLoaded" in main.lifecycle or "load" in main.lifecycle, cap_ms / 1000)
-    try:
-        evaluate(tab, main, f"globalThis.__pinchtab.quiet({quiet_ms}, {cap_ms})", await_promise=True,
-                 timeout_s=cap_ms / 1000 + 2)
-    except CDPError:
-        pass  # the document was replaced while we waited: the snapshot reads the new one

@@ -1,21 +1,16 @@
-"""A tab's saved-state side: the browser's cookies and the current origin's web storage.
+"""The current origin's web storage (local and session), read and written for saved state.
 
-Every function runs on the tab's worker (``Tab.run``). Cookies are browser-wide (the tab's
-browser context); local and session storage are read and written in the page, for the origin
-the tab is on, from our isolated world (which shares the page's storage).
+Every function runs on the tab's worker (``Tab.run``). Storage is read and written in the page,
+for the origin the tab is on, from our isolated world (which shares the page's storage). The
+browser's cookies, the other half of a saved state, are in ``cdp.cookies``.
 """
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from .errors import CDPError
-from .snapshot import evaluate
+from .page import evaluate
 from .tab import Tab
-
-# The fields of a cookie Network.setCookies takes back (the rest are computed by Chrome).
-_COOKIE_PARAMS = ("name", "value", "url", "domain", "path", "secure", "httpOnly", "sameSite", "priority",
-                  "sourceScheme", "sourcePort", "partitionKey")
 
 _READ = """(() => {
   const origin = location.origin;
@@ -30,44 +25,6 @@ _READ = """(() => {
   try { session = dump(sessionStorage); } catch (e) {}
   return {origin, local, session};
 })()"""
-
-
-def cookies(tab: Tab) -> list[dict[str, Any]]:
-    """Every cookie of the tab's browser context, as Chrome reports them."""
-    return list(tab.call("Storage.getCookies", {}).get("cookies", []))
-
-
-def cookie_param(cookie: dict[str, Any]) -> dict[str, Any]:
-    """A saved cookie as ``Network.setCookies`` takes it: session cookies stay session cookies."""
-    out = {k: cookie[k] for k in _COOKIE_PARAMS if cookie.get(k) not in (None, "")}
-    if isinstance(out.get("partitionKey"), str):
-        out.pop("partitionKey")  # the old string form is not accepted back
-    if isinstance(out.get("sourcePort"), int) and not 0 < out["sourcePort"] < 65536:
-        out.pop("sourcePort")
-    expires = cookie.get("expires")
-    if not cookie.get("session") and isinstance(expires, (int, float)) and expires > 0:
-        out["expires"] = expires
-    return out
-
-
-def set_cookies(tab: Tab, saved: list[dict[str, Any]]) -> int:
-    """Restore saved cookies; returns how many the browser took."""
-    params = [cookie_param(c) for c in saved if c.get("name")]
-    if not params:
-        return 0
-    try:
-        tab.call("Network.setCookies", {"cookies": params})
-        return len(params)
-    except CDPError:
-        pass  # one cookie Chrome rejects fails the whole batch: set them one by one instead
-    restored = 0
-    for param in params:
-        try:
-            if tab.call("Network.setCookie", param).get("success", True):
-                restored += 1
-        except CDPError:
-            continue
-    return restored
 
 
 def read_storage(tab: Tab) -> dict[str, Any] | None:

@@ -1,4 +1,5 @@
-"""``POST /wait``: wait for a condition on a tab, bounded, polling only what has no event."""
+"""Waiting on a tab, always bounded: for a condition (``POST /wait``), polling only what has no
+event, and for the page to settle before a snapshot is taken after an action."""
 from __future__ import annotations
 
 import json
@@ -8,7 +9,7 @@ from typing import Any, Callable
 
 from . import selectors
 from .errors import CDPError
-from .snapshot import evaluate
+from .page import evaluate, frames_in_order
 from .tab import Tab
 
 POLL_S = 0.1
@@ -64,7 +65,7 @@ def condition(tab: Tab, mode: str, value: Any, *, state: str = "visible") -> Cal
             expr = f"({_VISIBLE})({json.dumps(sel.kind)}, {json.dumps(sel.value)})"
 
             def seen() -> bool:
-                return any(_safe_eval(tab, f, expr) for f in selectors.frames_in_order(tab))
+                return any(_safe_eval(tab, f, expr) for f in frames_in_order(tab))
         else:
             def seen() -> bool:
                 return selectors.count(tab, value) > 0
@@ -73,7 +74,7 @@ def condition(tab: Tab, mode: str, value: Any, *, state: str = "visible") -> Cal
         expr = f"(document.body ? document.body.innerText : '').includes({json.dumps(value)})"
 
         def has_text() -> bool:
-            return any(_safe_eval(tab, f, expr) for f in selectors.frames_in_order(tab))
+            return any(_safe_eval(tab, f, expr) for f in frames_in_order(tab))
         return has_text if mode == "text" else (lambda: not has_text())
     if mode == "url":
         return lambda: glob_match(value, tab.url)
@@ -102,3 +103,19 @@ def _safe_eval(tab: Tab, frame: Any, expr: str) -> bool:
         return bool(evaluate(tab, frame, expr))
     except CDPError:
         return False  # a frame mid-navigation: ask again next time
+
+
+def settle(tab: Tab, *, quiet_ms: int = 60, cap_ms: int = 1500) -> None:
+    """Wait until the page has settled: its document parsed, then the DOM quiet for ``quiet_ms``.
+
+    Bounded by ``cap_ms`` (a page that never stops animating still answers), not a fixed sleep.
+    """
+    main = tab.frames.get(tab.main_frame_id or "")
+    if main is None:
+        return
+    tab.wait_for(lambda: "DOMContentLoaded" in main.lifecycle or "load" in main.lifecycle, cap_ms / 1000)
+    try:
+        evaluate(tab, main, f"globalThis.__pinchtab.quiet({quiet_ms}, {cap_ms})", await_promise=True,
+                 timeout_s=cap_ms / 1000 + 2)
+    except CDPError:
+        pass  # the document was replaced while we waited: the snapshot reads the new one

@@ -1,19 +1,19 @@
-"""Pinchtab's Flask side: ``create_app`` builds the bridge's HTTP API around one browser."""
+"""The browser API of one bridge: ``create_app`` builds it around one browser."""
 from __future__ import annotations
 
 import atexit
 import os
-from typing import Callable
+from collections.abc import Callable
 
-from flask import Flask, g
+from flask import Flask, Response, g, request
 
 from cdp.browser import Browser
 
 from .. import activity, auth, errors
-from ..jsonprovider import JSONProvider
-from .browser_state import Bridge
 from ..config import Config, load_config
-
+from ..jsonprovider import JSONProvider
+from ..openapi import init_api
+from .browser_state import BrowserState, Caller
 
 
 def create_app(config: Config | None = None, *, start_browser: bool = True,
@@ -23,11 +23,12 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
     app = Flask("pinchtab")
     app.json = JSONProvider(app)
     app.config["MAX_CONTENT_LENGTH"] = config.server.max_body_bytes
-    bridge = Bridge(config, browser_factory)
-    app.extensions["pinchtab"] = bridge
+    state = BrowserState(config, browser_factory)
+    app.extensions["pinchtab"] = state
     app.extensions["pinchtab.config"] = config
 
-    errors.register(app)
+    api = init_api(app, "Pinchtab", "A browser API for AI agents.")
+    errors.register(app)  # after the Api: its HTTP error handler gives way to our one error shape
     auth.register(app, config.server.token)
 
     from .routes import (
@@ -42,22 +43,28 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
         meta,
         navigation,
         snapshot,
-        state,
+        state as saved_state,
         stealth,
         tabs,
         transfer,
     )
 
-    for module in (tabs, navigation, snapshot, actions, content, evaluate, locate, meta, transfer, state, inspect, logs,
-                   cookies, dialogs, stealth):
-        app.register_blueprint(module.bp)
+    for module in (tabs, navigation, snapshot, actions, content, evaluate, locate, meta, transfer, saved_state,
+                   inspect, logs, cookies, dialogs, stealth):
+        api.register_blueprint(module.bp)
+
+    @app.before_request
+    def identify() -> None:
+        g.caller = Caller(agent=request.headers.get("X-Agent-Id") or None)
 
     @app.after_request
-    def annotate(resp):  # type: ignore[no-untyped-def]
-        tab_id = g.get("tab_id")
-        if tab_id:
-            resp.headers["X-PinchTab-Tab-Id"] = tab_id
-        if g.get("browser_restarted"):
+    def annotate(resp: Response) -> Response:
+        caller: Caller | None = g.get("caller")
+        if caller is None:
+            return resp
+        if caller.tab_id:
+            resp.headers["X-PinchTab-Tab-Id"] = caller.tab_id
+        if caller.browser_restarted:
             # The browser died and this request restarted it: its tabs are gone; say so.
             resp.headers["X-PinchTab-Browser-Restarted"] = "true"
             if resp.is_json and isinstance(resp.get_json(silent=True), dict):
@@ -68,7 +75,7 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
 
     activity.register(app, config)
     if start_browser:
-        bridge.lock_profile(owner=f"bridge:{config.server.port}:{os.getpid()}")
-        bridge.start(background=True)
-        atexit.register(bridge.stop)
+        state.lock_profile(owner=f"bridge:{config.server.port}:{os.getpid()}")
+        state.start(background=True)
+        atexit.register(state.stop)
     return app

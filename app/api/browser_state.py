@@ -2,23 +2,24 @@
 
 The browser starts with the server, in the background, so the server answers ``/health`` at
 once; requests wait (bounded) for it. A browser that died is restarted by the next request,
-which says so in its answer.
+which says so in its answer. Nothing here reads the HTTP request: each call names its
+:class:`Caller`, and notes on it what the answer must tell (its tab, a restarted browser).
 """
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from typing import Any, Callable
-
-from flask import current_app, g, request
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from cdp.browser import Browser
-from cdp.errors import BrowserGone, LaunchError, TargetClosed
+from cdp.errors import BrowserGone, CDPError, CDPTimeout, LaunchError, TargetClosed
 from cdp.tab import Tab
 
 from ..config import Config
-from ..errors import APIError, Conflict, NotFound, Unavailable
+from ..errors import Conflict, NotFound, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +27,21 @@ START_WAIT_S = 45.0
 HIDDEN_PREFIXES = ("chrome://", "chrome-extension://", "devtools://", "chrome-untrusted://")
 
 
-class Bridge:
+@dataclass
+class Caller:
+    """Who asks (an ``X-Agent-Id``, or None for anonymous callers) and what their answer must say."""
+
+    agent: str | None = None
+    tab_id: str | None = None  # the tab the request was served on
+    browser_restarted: bool = False  # the browser had died and this request restarted it
+
+    @property
+    def view(self) -> str:
+        """Whose view of a page a snapshot diff compares with: the agent, or all anonymous callers."""
+        return self.agent or ""
+
+
+class BrowserState:
     """Owns the browser and the current-tab bookkeeping of one bridge process."""
 
     def __init__(self, config: Config, browser_factory: Callable[[], Browser] | None = None) -> None:
@@ -114,8 +129,8 @@ class Bridge:
             return {"status": "error", "reason": reason}
         return {"status": "ok", "tabs": len(b.pages()), "restarts": self.restarts}
 
-    def ensure(self) -> Browser:
-        """The running browser; waits for the start, restarts a dead one (and flags the answer)."""
+    def ensure(self, caller: Caller | None = None) -> Browser:
+        """The running browser; waits for the start, restarts a dead one (and tells ``caller``)."""
         if not self._ready.is_set() and not self._ready.wait(START_WAIT_S):
             raise Unavailable("the browser is still starting", code="browser_starting")
         b = self.browser
@@ -132,7 +147,7 @@ class Bridge:
                 log.warning("browser is gone; restarting it")
                 try:
                     b.stop()
-                except Exception:  # it is dead already; we only tidy up
+                except (CDPError, BrowserGone, OSError):  # it is dead already; we only tidy up
                     pass
             self.current = None
             self.agent_tabs.clear()
@@ -142,23 +157,17 @@ class Bridge:
                                   code="browser_launch_failed")
             if had_browser:
                 self.restarts += 1
-                g.browser_restarted = True
+                if caller is not None:
+                    caller.browser_restarted = True
             return self.browser
 
     # --- tabs ------------------------------------------------------------------------------------
-    def agent(self) -> str | None:
-        return request.headers.get("X-Agent-Id") or None
-
-    def caller(self) -> str:
-        """Whose view of a page a snapshot diff compares with: the agent, or all anonymous callers."""
-        return self.agent() or ""
-
-    def visible_pages(self) -> list[dict[str, Any]]:
-        b = self.ensure()
+    def visible_pages(self, caller: Caller) -> list[dict[str, Any]]:
+        b = self.ensure(caller)
         pages = [p for p in b.pages() if not p.get("url", "").startswith(HIDDEN_PREFIXES)
                  and p.get("url") != "about:blank"]
-        # The caller's current tab first, then newest first (as the original lists them).
-        cur = self._current_id()
+        # The caller's current tab first, then newest first: the tab an agent most likely means leads.
+        cur = self.agent_tabs.get(caller.agent) if caller.agent else self.current
         pages.sort(key=lambda p: (p["targetId"] != cur,))
         return pages
 
@@ -167,46 +176,40 @@ class Bridge:
         tab_id = self.agent_tabs.get(agent)
         return bool(tab_id) and self.browser is not None and self.browser.has_target(tab_id)  # type: ignore[arg-type]
 
-    def _current_id(self) -> str | None:
-        agent = self.agent()
-        return self.agent_tabs.get(agent) if agent else self.current
-
-    def mark(self, tab: Tab) -> Tab:
+    def mark(self, tab: Tab, caller: Caller) -> Tab:
         """Make ``tab`` the caller's current tab: an agent's own, or the anonymous callers' one.
 
-        (The original moved the anonymous current tab on every lookup; then a dashboard polling
-        screenshots, or any agent, would pull anonymous callers' reads onto other tabs.)
+        (Moving the anonymous current tab on every lookup, whoever looks, would let a dashboard
+        polling screenshots, or any agent, pull anonymous callers' reads onto other tabs.)
         """
-        agent = self.agent()
-        if agent:
-            self.agent_tabs[agent] = tab.id
+        if caller.agent:
+            self.agent_tabs[caller.agent] = tab.id
         else:
             self.current = tab.id
         tab.last_used = time.time()
-        g.tab_id = tab.id
+        caller.tab_id = tab.id
         return tab
 
-    def tab(self, tab_id: str | None) -> Tab:
+    def tab(self, tab_id: str | None, caller: Caller) -> Tab:
         """The tab a request names, or the caller's current tab (reference §0.2)."""
-        b = self.ensure()
+        b = self.ensure(caller)
         if tab_id:
             try:
-                return self.mark(b.tab(tab_id))
+                return self.mark(b.tab(tab_id), caller)
             except KeyError:
-                raise NotFound(f"tab {tab_id} not found", code="tab_not_found",
-                               details=self._restart_details()) from None
+                details = {"browserRestarted": True} if caller.browser_restarted else None
+                raise NotFound(f"tab {tab_id} not found", code="tab_not_found", details=details) from None
             except TargetClosed:
                 raise NotFound(f"tab {tab_id} not found (closed)", code="tab_not_found") from None
-        agent = self.agent()
-        if agent:
-            cur = self.agent_tabs.get(agent)
+        if caller.agent:
+            cur = self.agent_tabs.get(caller.agent)
             if cur and b.has_target(cur):
-                return self.mark(b.tab(cur))
-            raise Conflict(f"agent {agent!r} has no current tab: navigate first or pass tabId",
+                return self.mark(b.tab(cur), caller)
+            raise Conflict(f"agent {caller.agent!r} has no current tab: navigate first or pass tabId",
                            code="no_current_tab")
         for candidate in self._anonymous_order(b):
             try:
-                return self.mark(b.tab(candidate))
+                return self.mark(b.tab(candidate), caller)
             except (KeyError, TargetClosed):
                 continue
         raise NotFound("no tabs open: POST /navigate to open one", code="no_tabs")
@@ -217,13 +220,10 @@ class Bridge:
         pages.sort(key=lambda p: -b.last_used(p["targetId"]))
         return order + [p["targetId"] for p in pages]
 
-    def _restart_details(self) -> dict[str, Any] | None:
-        return {"browserRestarted": True} if g.get("browser_restarted") else None
-
-    def new_tab(self) -> Tab:
-        b = self.ensure()
+    def new_tab(self, caller: Caller) -> Tab:
+        b = self.ensure(caller)
         self._evict(b)
-        return self.mark(b.new_tab())
+        return self.mark(b.new_tab(), caller)
 
     def _evict(self, b: Browser) -> None:
         """Keep at most ``instanceDefaults.maxTabs`` tabs: close the least recently used."""
@@ -235,11 +235,11 @@ class Bridge:
         for p in pages[:excess]:
             try:
                 b.close_tab(p["targetId"])
-            except (APIError, BrowserGone, Exception):  # gone already
+            except (CDPError, CDPTimeout, BrowserGone, TargetClosed):  # closed meanwhile, or the browser went: nothing to evict
                 pass
 
-    def close(self, tab: Tab) -> None:
-        b = self.ensure()
+    def close(self, tab: Tab, caller: Caller) -> None:
+        b = self.ensure(caller)
         if len(b.pages()) <= 1:
             raise Conflict("cannot close the last tab: at least one tab must remain", code="last_tab")
         b.close_tab(tab.id)
@@ -248,7 +248,3 @@ class Bridge:
         for agent, tid in list(self.agent_tabs.items()):
             if tid == tab.id:
                 del self.agent_tabs[agent]
-
-
-def bridge() -> Bridge:
-    return current_app.extensions["pinchtab"]

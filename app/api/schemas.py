@@ -2,19 +2,24 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Any
 
-from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, pre_load, validate, validates_schema
+
+from cdp.input import Target
+from cdp.steps import Step
+
+from cdp import steps
 
 WAIT_FOR = ("none", "dom", "load", "networkidle", "selector")
 SNAPSHOT_FORMATS = ("json", "compact", "text", "yaml")
-ACTION_KINDS = ("click", "dblclick", "type", "fill", "press", "hover", "focus", "select", "scroll",
-                "scrollintoview", "drag", "check", "uncheck", "mouse-move", "mouse-down", "mouse-up", "mouse-wheel",
-                "keyboard-type", "keyboard-inserttext", "keydown", "keyup")
+ACTION_KINDS = tuple(steps.ACTION_KINDS)
 SNAP = ("", "diff", "compact")
 
 
 class Loose(Schema):
-    """Unknown fields are ignored: clients of the original send options we do not have yet."""
+    """Unknown fields are ignored: PinchTab clients send options we do not have yet."""
 
     class Meta:
         unknown = EXCLUDE
@@ -106,23 +111,44 @@ class ActionSchema(Loose, TabIdMixin, TargetMixin):
 
     @validates_schema
     def _needs(self, data, **kwargs):  # type: ignore[no-untyped-def]
-        kind = data.get("kind")
-        target = any(k in data for k in ("ref", "selector", "nodeId"))
-        point = "x" in data and "y" in data
-        if kind in ("type", "fill", "keyboard-type", "keyboard-inserttext") and "text" not in data and "value" not in data:
-            raise ValidationError(f"{kind} needs 'text'", "text")
-        if kind in ("fill", "focus", "select", "check", "uncheck", "scrollintoview", "drag") and not target:
-            raise ValidationError(f"{kind} needs a target: 'ref', 'selector' or 'nodeId'", "ref")
-        if kind in ("click", "dblclick", "hover") and not (target or point):
-            raise ValidationError(f"{kind} needs a target: 'ref', 'selector', 'nodeId' or 'x' and 'y'", "ref")
-        if kind in ("press", "keydown", "keyup") and not data.get("key"):
-            raise ValidationError(f"{kind} needs 'key'", "key")
-        if kind == "select" and "value" not in data and "text" not in data:
-            raise ValidationError("select needs 'value'", "value")
-        if kind == "drag" and not data.get("dragX") and not data.get("dragY"):
-            raise ValidationError("drag needs dragX or dragY", "dragX")
+        missing = steps.missing_field(data.get("kind", ""), data)
+        if missing is not None:
+            raise ValidationError(missing[1], missing[0])
         if ("x" in data) != ("y" in data):
             raise ValidationError("x and y go together", "y" if "x" in data else "x")
+
+
+    @post_load
+    def _request(self, data: dict[str, Any], **kwargs: Any) -> ActionRequest:
+        dx = data.get("deltaX", data.get("scrollX", 0)) or 0
+        dy = data.get("deltaY", data.get("scrollY", 0)) or 0
+        if data.get("direction"):
+            sx, sy = _DIRECTIONS[data["direction"]]
+            amount = data.get("pixels", 300)
+            dx, dy = sx * amount, sy * amount
+        target = Target(ref=data.get("ref", ""), selector=data.get("selector", ""), node_id=data.get("nodeId"),
+                        x=data.get("x"), y=data.get("y"), frame_w=data.get("frameW"), frame_h=data.get("frameH"))
+        step = Step(kind=data["kind"], target=target, text=data.get("text", data.get("value", "")),
+                    value=data.get("value"), key=data.get("key", ""), modifiers=data["modifiers"],
+                    button=data["button"], dx=dx, dy=dy, drag_x=data["dragX"], drag_y=data["dragY"],
+                    wait_nav=data["waitNav"], dialog_action=data["dialogAction"], dialog_text=data["dialogText"],
+                    fast=data["fast"])
+        return ActionRequest(step=step, tab_id=data.get("tabId"), snap=data["snap"], timeout_s=data.get("timeout"),
+                             humanize=data.get("humanize"))
+
+
+_DIRECTIONS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
+
+
+@dataclass
+class ActionRequest:
+    """A validated ``/action`` (or one step of ``/actions``): the step, and how to run and answer it."""
+
+    step: Step
+    tab_id: str | None = None
+    snap: str = ""
+    timeout_s: float | None = None
+    humanize: bool | None = None  # None: the config's instanceDefaults.humanize
 
 
 class ActionsSchema(Loose, TabIdMixin):
@@ -164,7 +190,7 @@ class WaitSchema(Loose, TabIdMixin):
     url = fields.String(validate=validate.Length(min=1))
     load = fields.String(validate=validate.OneOf(LOAD_STATES, error="load must be one of " + ", ".join(LOAD_STATES)))
     fn = fields.String(validate=validate.Length(min=1))
-    timeout = fields.Integer(load_default=10000)  # ms, clamped to 100..30000 as the original does
+    timeout = fields.Integer(load_default=10000)  # ms; the wait view clamps it to 100..30000 rather than refusing a long one
 
 
 class FindSchema(Loose, TabIdMixin):
@@ -279,12 +305,6 @@ def _safe_template(value: str) -> None:
         raise ValidationError("template must not contain <script>, javascript: URLs or on* event handlers")
 
 
-# The keys a POST /pdf body may carry (copied onto the query; other keys are ignored).
-PDF_KEYS = ("landscape", "scale", "paperWidth", "paperHeight", "marginTop", "marginBottom", "marginLeft",
-            "marginRight", "pageRanges", "preferCSSPageSize", "displayHeaderFooter", "headerTemplate",
-            "footerTemplate", "generateTaggedPDF", "generateDocumentOutline", "raw", "output", "path", "tabId")
-
-
 class PdfQuerySchema(Loose, TabIdMixin):
     """Page.printToPDF's options (inches), then how to answer: JSON base64, raw bytes or a file."""
 
@@ -306,6 +326,34 @@ class PdfQuerySchema(Loose, TabIdMixin):
     raw = fields.Boolean(load_default=False)
     output = fields.String(load_default="", validate=validate.OneOf(("", "inline", "json", "file")))
     path = fields.String(load_default="")
+
+
+class _PdfBody(Loose):
+    """POST /pdf's body: any of GET /pdf's parameters, each a string, boolean or number (or null).
+
+    The view lays them over the query and validates the whole as GET's query is validated; this
+    schema checks only the kinds of the values, in the body's order, and hands them on as sent.
+    """
+
+    @pre_load
+    def _scalars_only(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        keys = {f.data_key for f in self.fields.values()}
+        for key, val in data.items():
+            if key in keys and val is not None and not isinstance(val, (str, bool, int, float)):
+                raise ValidationError("must be a string, boolean or number", key)
+        return data
+
+    @post_load
+    def _as_sent(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        return {self.fields[name].data_key: val for name, val in data.items()}
+
+
+_OPENAPI_TYPE = {fields.Boolean: "boolean", fields.Float: "number", fields.String: "string"}
+# GET /pdf's fields, named apart from their keys: the parser checks a field called tabId against
+# the path, and here the path is checked against the merged request (a query tabId included).
+PdfBodySchema = _PdfBody.from_dict(
+    {f"body_{name}": fields.Raw(allow_none=True, data_key=name, metadata={"type": _OPENAPI_TYPE[type(field)]})
+     for name, field in PdfQuerySchema().fields.items()}, name="PdfBodySchema")
 
 
 class LogsQuerySchema(Loose, TabIdMixin):
@@ -343,40 +391,3 @@ class DialogSchema(Loose, TabIdMixin):
                            validate=validate.OneOf(("accept", "dismiss"), error="action must be 'accept' or 'dismiss'"),
                            error_messages={"required": "action required (accept or dismiss)"})
     text = fields.String(load_default="")
-
-
-# --- profiles (server mode)
-class ProfileCreateSchema(Strict):
-    name = fields.String(required=True)
-    description = fields.String(load_default="")
-    useWhen = fields.String(load_default="")
-
-
-class ProfileUpdateSchema(Strict):
-    name = fields.String()
-    description = fields.String()
-    useWhen = fields.String()
-
-
-class ProfileMetaSchema(Strict):
-    name = fields.String(required=True)
-    description = fields.String()
-    useWhen = fields.String()
-
-
-class ProfileImportSchema(Strict):
-    name = fields.String(required=True)
-    sourcePath = fields.String(required=True)
-    description = fields.String(load_default="")
-    useWhen = fields.String(load_default="")
-
-
-class ActivityQuerySchema(Loose):
-    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
-    agentId = fields.String()
-    tabId = fields.String()
-    profile = fields.String()
-    instanceId = fields.String()
-    path = fields.String()
-    since = fields.String()
-    until = fields.String()

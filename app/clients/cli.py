@@ -104,10 +104,10 @@ def run_bridge(args: argparse.Namespace) -> int:
 
 def check_profile(config: Config) -> None:
     """Fail fast, with the holder's name, when the profile is in use (the worker locks it for real)."""
-    from ..api.browser_state import Bridge
+    from ..api.browser_state import BrowserState
     from profiles import ProfileError
 
-    probe = Bridge(config)
+    probe = BrowserState(config)
     try:
         probe.lock_profile(owner="pinchtab-cli-check")
     except ProfileError as exc:
@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not getattr(args, "run", None):
-        # Plain `pinchtab` runs the server, as the original does.
+        # Plain `pinchtab` runs the server: the default for a person starting it by hand.
         args = parser.parse_args([*(sys.argv[1:] if argv is None else argv), "server"])
     try:
         return args.run(args)

@@ -11,10 +11,11 @@ import time
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from flask import Flask, g
+from flask import Flask, Response, g
 
 from .. import auth, errors
 from ..jsonprovider import JSONProvider
+from ..openapi import init_api
 from ..config import Config, load_config
 from .client import ManagerClient
 from .mirror import InstanceMirror
@@ -50,7 +51,6 @@ class _FrontDoor:
 def create_server_app(config: Config | None = None, *, client: ManagerClient | None = None,
                       start_watch: bool = True) -> Flask:
     """The server app; ``client`` reaches the manager (default: the socket under the state dir)."""
-    from ..api.routes import meta
     from .routes import dashboard, events, instances, profiles, proxy
 
     config = config or load_config()
@@ -66,18 +66,17 @@ def create_server_app(config: Config | None = None, *, client: ManagerClient | N
     app.extensions["pinchtab.server"] = ServerState(config=config, client=client, mirror=mirror, upstream=upstream,
                                                     locator=locator, started=time.monotonic())
 
-    errors.register(app)
+    api = init_api(app, "Pinchtab server", "Browser instances, profiles and the browser API of each instance.")
+    errors.register(app)  # after the Api: its HTTP error handler gives way to our one error shape
     auth.register(app, config.server.token)
     for module in (instances, profiles, events):
-        app.register_blueprint(module.bp)
-    app.register_blueprint(proxy.build_blueprint(config))
-
-    # The same self-description view as the bridge's (it reads whichever app serves it).
-    app.add_url_rule("/openapi.json", view_func=meta.openapi_json)
-    app.add_url_rule("/help", endpoint="help", view_func=meta.openapi_json)
+        api.register_blueprint(module.bp)
+    bridge = proxy.bridge_app(config)
+    app.register_blueprint(proxy.build_blueprint(bridge))
+    proxy.document(api.document(), bridge, app)  # the server starts once: describe it now
 
     @app.after_request
-    def retry_after(resp):  # type: ignore[no-untyped-def]
+    def retry_after(resp: Response) -> Response:
         if g.get("retry_after_s"):
             resp.headers["Retry-After"] = str(g.retry_after_s)
         return resp

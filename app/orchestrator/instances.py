@@ -12,7 +12,9 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
+
+from profiles.redact import scrub_url
 
 from ..config import AttachConfig, RestartConfig
 from .errors import AttachDisabled, AttachNotAllowed, BadManagerRequest
@@ -40,21 +42,9 @@ def utc_iso(ts: float | None = None) -> str:
 
 
 def instance_id(profile_id: str, name: str, started: float) -> str:
-    """``inst_`` + 8 hex of sha256(profile id, name, start time), as the original names them."""
+    """``inst_`` + 8 hex of sha256(profile id, name, start time), the id shape PinchTab clients expect."""
     digest = hashlib.sha256(f"{profile_id}\0{name}\0{started!r}\0{secrets.token_hex(4)}".encode()).hexdigest()
     return "inst_" + digest[:8]
-
-
-def redact_url(url: str) -> str:
-    """A URL with its password and query values masked (CDP endpoints carry tokens there)."""
-    if not url:
-        return url
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if parts.password is not None:
-        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
-    query = urlencode([(k, "***") for k, _ in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def check_attach(policy: AttachConfig, cdp_url: str) -> None:
@@ -202,5 +192,5 @@ class Instance:
         out["attached"] = self.attached
         if self.attached:
             out["attachType"] = "cdp"
-            out["cdpUrl"] = redact_url(self.cdp_url)
+            out["cdpUrl"] = scrub_url(self.cdp_url, mask_every_value=True)
         return out

@@ -42,6 +42,7 @@ from profiles import ProfileStore
 from profiles import errors as profile_errors
 from profiles.atomic import write_bytes_atomic
 from profiles.names import profile_id as profile_id_of
+from profiles.redact import scrub_url
 
 from ..config import Config, load_config
 from ..errors import APIError
@@ -414,7 +415,8 @@ class Manager:
         try:
             resolve_cdp_url(cdp_url, timeout_s=3.0)
         except LaunchError as exc:
-            raise AttachUnreachable(f"no browser answers at the CDP URL: {lifecycle.redact_url(str(exc))}") from None
+            shown = scrub_url(str(exc), mask_every_value=True)
+            raise AttachUnreachable(f"no browser answers at the CDP URL: {shown}") from None
         with self._lock:
             port = self.ports.allocate()
             started = time.time()

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import requests
-from conftest import compact, ref_of, wait_until
+from support.agent import compact, ref_of
+from support.waits import wait_until
 
 
 def lines(tmp_path: Path) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import websocket
-from conftest import wait_until
+from support.waits import wait_until
 
 from cdp.launcher import ChromeProcess, find_browser
 

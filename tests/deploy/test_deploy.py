@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import requests
-from conftest import ROOT, free_port, wait_until
+from support import ROOT
+
+from bench.processes import ServerExited, ServerSubprocess, free_port
 
 pytestmark = pytest.mark.e2e
 DEPLOY = ROOT / "deploy"
@@ -55,43 +56,26 @@ def test_dockerfile_runs_as_non_root_with_a_healthcheck():
     assert "apk add" in text and "chromium" in text
 
 
-class Gunicorn:
+class Gunicorn(ServerSubprocess):
     """``gunicorn -c deploy/gunicorn.conf.py wsgi:app``, as a deployment runs it."""
 
     def __init__(self, tmp_path: Path) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
+        port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("PINCHTAB_")}
         env["HOME"] = str(tmp_path)
-        self.log = open(tmp_path / "gunicorn.log", "w+b")
-        self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(DEPLOY / "gunicorn.conf.py"),
-                                      "--bind", f"127.0.0.1:{self.port}", "wsgi:app"], cwd=str(ROOT), env=env,
-                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
-
-    def healthy(self) -> bool:
-        assert self.proc.poll() is None, self.output()
-        try:
-            return requests.get(self.base + "/health", timeout=1).json().get("status") == "ok"
-        except (requests.RequestException, ValueError):
-            return False
-
-    def output(self) -> str:
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=20)
-        self.log.close()
+        super().__init__([sys.executable, "-m", "gunicorn", "-c", str(DEPLOY / "gunicorn.conf.py"),
+                          "--bind", f"127.0.0.1:{port}", "wsgi:app"], port=port, env=env, cwd=ROOT,
+                         log_path=tmp_path / "gunicorn.log", name="gunicorn", stop_timeout_s=20)
 
 
 @pytest.fixture
 def gunicorn_app(tmp_path):
     g = Gunicorn(tmp_path)
-    wait_until(g.healthy, 30, 0.05)
-    yield g
-    g.stop()
+    try:
+        g.wait_healthy(30)
+        yield g
+    finally:
+        g.stop()
 
 
 def test_plain_gunicorn_with_our_config_serves_the_api(gunicorn_app, site):
@@ -99,49 +83,58 @@ def test_plain_gunicorn_with_our_config_serves_the_api(gunicorn_app, site):
     assert r.status_code == 200 and r.json()["title"] == "E2E Test - Form"
 
 
-def start_nginx(tmp_path: Path, upstream_port: int):  # type: ignore[no-untyped-def]
-    """Our site config (deploy/nginx/pinchtab.conf) in a real nginx on a free loopback port."""
-    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    assert os.path.exists(nginx), "nginx (Debian package) is not installed"
-    port = free_port()
-    site_conf = (DEPLOY / "nginx" / "pinchtab.conf").read_text()
-    site_conf = site_conf.replace("127.0.0.1:9867", f"127.0.0.1:{upstream_port}").replace(
-        "listen 80;", f"listen 127.0.0.1:{port};")
-    prefix = tmp_path / f"nginx-{port}"
-    prefix.mkdir()
-    (prefix / "site.conf").write_text(site_conf)
-    (prefix / "nginx.conf").write_text(f"""
-        worker_processes 1;
-        pid {prefix}/nginx.pid;
-        error_log {prefix}/error.log;
-        events {{ worker_connections 64; }}
-        http {{
-            access_log {prefix}/access.log;
-            client_body_temp_path {prefix}/body; proxy_temp_path {prefix}/proxy;
-            fastcgi_temp_path {prefix}/fcgi; uwsgi_temp_path {prefix}/uwsgi; scgi_temp_path {prefix}/scgi;
-            include {prefix}/site.conf;
-        }}""")
-    proc = subprocess.Popen([nginx, "-p", str(prefix), "-c", str(prefix / "nginx.conf"), "-g", "daemon off;"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
+class Nginx(ServerSubprocess):
+    """Our site config (deploy/nginx/pinchtab.conf) in a real nginx on a free loopback port, in front
+    of ``upstream_port``; its startup errors go to ``nginx.log`` in its prefix dir."""
 
-    def up() -> bool:
-        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+    def __init__(self, tmp_path: Path, upstream_port: int) -> None:
+        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+        assert os.path.exists(nginx), "nginx (Debian package) is not installed"
+        port = free_port()
+        site_conf = (DEPLOY / "nginx" / "pinchtab.conf").read_text()
+        site_conf = site_conf.replace("127.0.0.1:9867", f"127.0.0.1:{upstream_port}").replace(
+            "listen 80;", f"listen 127.0.0.1:{port};")
+        prefix = tmp_path / f"nginx-{port}"
+        prefix.mkdir()
+        (prefix / "site.conf").write_text(site_conf)
+        (prefix / "nginx.conf").write_text(f"""
+            worker_processes 1;
+            pid {prefix}/nginx.pid;
+            error_log {prefix}/error.log;
+            events {{ worker_connections 64; }}
+            http {{
+                access_log {prefix}/access.log;
+                client_body_temp_path {prefix}/body; proxy_temp_path {prefix}/proxy;
+                fastcgi_temp_path {prefix}/fcgi; uwsgi_temp_path {prefix}/uwsgi; scgi_temp_path {prefix}/scgi;
+                include {prefix}/site.conf;
+            }}""")
+        super().__init__([nginx, "-p", str(prefix), "-c", str(prefix / "nginx.conf"), "-g", "daemon off;"],
+                         port=port, env=os.environ, log_path=prefix / "nginx.log", name="nginx", stop_timeout_s=10)
+
+    def healthy(self) -> bool:
+        """Whether nginx passes /health on: the upstream's answer, ok (200) or not yet (503)."""
         try:
-            return requests.get(base + "/health", timeout=1).status_code in (200, 503)
+            return requests.get(self.base + "/health", timeout=1).status_code in (200, 503)
         except requests.RequestException:
             return False
 
-    wait_until(up, 10, 0.05)
-    return base, proc
+
+def start_nginx(tmp_path: Path, upstream_port: int) -> Nginx:
+    """An ``Nginx`` in front of ``upstream_port``, once it answers."""
+    nginx = Nginx(tmp_path, upstream_port)
+    try:
+        nginx.wait_healthy(10)
+    except (ServerExited, TimeoutError):
+        nginx.stop()
+        raise
+    return nginx
 
 
 @pytest.fixture
 def nginx_in_front(tmp_path, gunicorn_app):
-    base, proc = start_nginx(tmp_path, gunicorn_app.port)
-    yield base
-    proc.terminate()
-    proc.wait(timeout=10)
+    nginx = start_nginx(tmp_path, gunicorn_app.port)
+    yield nginx.base
+    nginx.stop()
 
 
 def test_nginx_in_front_passes_the_api_through(nginx_in_front, site):
@@ -163,7 +156,8 @@ def test_nginx_in_front_of_pinchtab_server_streams_events(tmp_path, server_proce
 
     server = server_process()
     server.wait_ready()
-    base, proc = start_nginx(tmp_path, server.port)
+    nginx = start_nginx(tmp_path, server.port)
+    base = nginx.base
     try:
         r = requests.post(base + "/navigate", json={"url": site.url("table.html")}, timeout=60)
         assert r.status_code == 200 and r.json()["title"] == "Orders"
@@ -203,5 +197,4 @@ def test_nginx_in_front_of_pinchtab_server_streams_events(tmp_path, server_proce
         stream.close()
         assert requests.post(base + f"/instances/{inst}/stop", timeout=60).status_code == 200
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        nginx.stop()

@@ -3,9 +3,7 @@ back, and idle kept-alive connections never hold the pool's threads."""
 from __future__ import annotations
 
 import os
-import signal
 import socket
-import subprocess
 import sys
 import textwrap
 import time
@@ -13,7 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, free_port, wait_until
+from support import ROOT
+
+from bench.processes import ServerSubprocess, free_port
 
 APP = textwrap.dedent('''
     import threading
@@ -25,28 +25,35 @@ APP = textwrap.dedent('''
 ''')
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[int]:
+class TinyGunicorn(ServerSubprocess):
     """gunicorn with our worker class and 4 threads, serving an app that answers its thread's id."""
-    (tmp_path / "tinyapp.py").write_text(APP)
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"}
-    proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-k", "app.worker.Worker", "--threads", "4",
-                             "-w", "1", "-b", f"127.0.0.1:{port}", "--keep-alive", "30", "tinyapp:app"],
-                            cwd=str(tmp_path), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
 
-    def up() -> bool:
+    def __init__(self, tmp_path: Path) -> None:
+        (tmp_path / "tinyapp.py").write_text(APP)
+        port = free_port()
+        env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"}
+        super().__init__([sys.executable, "-m", "gunicorn", "-k", "app.worker.Worker", "--threads", "4",
+                          "-w", "1", "-b", f"127.0.0.1:{port}", "--keep-alive", "30", "tinyapp:app"],
+                         port=port, env=env, cwd=tmp_path, name="gunicorn", stop_timeout_s=15)
+
+    def healthy(self) -> bool:
+        """Whether it accepts connections (the tiny app has no /health: every path answers the same)."""
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
             return True
         except OSError:
             return False
 
-    wait_until(up, 20, 0.05)
-    yield port
-    os.killpg(proc.pid, signal.SIGTERM)
-    proc.wait(timeout=15)
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[int]:
+    """A ``TinyGunicorn``'s port."""
+    tiny = TinyGunicorn(tmp_path)
+    try:
+        tiny.wait_healthy(20)
+        yield tiny.port
+    finally:
+        tiny.stop()
 
 
 class Conn:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 import requests
-from conftest import ROOT, wait_until
+from support import ROOT
+from support.waits import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -84,7 +85,7 @@ def test_help_explains_the_commands(tmp_path):
 
 
 def test_attach_to_a_running_chrome_by_cdp_url_and_leave_it_running(bridge_process, browser, site):
-    ws = browser.conn.ws_url
+    ws = browser.process.ws_url
     http = f"http://127.0.0.1:{browser.process.port}"
     bp = bridge_process(args=("--cdp-url", http))
     bp.wait_healthy()

@@ -8,7 +8,7 @@ import statistics
 from typing import Any
 
 from cdp import humanize
-from cdp.actions import Target
+from cdp.input import Target
 from cdp.navigation import navigate
 from human.keyboard import BackspaceStep, typing_plan
 from human.mouse import Box

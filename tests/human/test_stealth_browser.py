@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from cdp import actions
-from cdp.actions import Target
+from cdp.input import Target
 from cdp.browser import Browser
 from cdp.launcher import find_browser
 from cdp.navigation import navigate

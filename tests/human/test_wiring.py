@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import make_config, nav
+from support.agent import nav
+from support.config import make_config
 
 
 @pytest.fixture
@@ -26,7 +27,7 @@ def test_default_stealth_passes_our_bot_detection_page(stealthy, site):
     status = stealthy.get("/stealth/status").json
     assert status["level"] == "light" and "--disable-blink-features=AutomationControlled" in status["flags"]
     nav(stealthy, site.url("bot_detect.html"))
-    from conftest import wait_until
+    from support.waits import wait_until
 
     score = wait_until(lambda: evaluate(stealthy, "window.__botScore || null"), 10)
     assert score["score"] == 0, score["failed"]
@@ -49,7 +50,8 @@ def test_humanize_on_click_and_type_through_the_api(stealthy, site):
 
 
 def test_humanized_input_reaches_into_a_cross_origin_frame(stealthy, site, site2):
-    from conftest import compact, ref_of, wait_until
+    from support.agent import compact, ref_of
+    from support.waits import wait_until
 
     nav(stealthy, site.url("xorigin.html") + f"?card=http://localhost:{site2.port}", waitFor="load")
     wait_until(lambda: " button Pay\n" in compact(stealthy), 10)

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from chrome_shapes import ROOT
+from support import ROOT
 
 from profiles.activity import MAX_LINE_BYTES, ActivityLog
 from profiles.redact import scrub_url

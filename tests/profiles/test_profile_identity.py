@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 import pytest
-from chrome_shapes import info_cache_entry, local_state, make_user_data_dir, preferences, write_json
+from support.chrome_shapes import info_cache_entry, local_state, make_user_data_dir, preferences, write_json
 
 import profiles.identity as identity
 from profiles.identity import IdentityCache, discover, no_identity

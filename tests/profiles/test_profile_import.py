@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from chrome_shapes import dead_pid, make_user_data_dir, preferences, write_json
+from support.chrome_shapes import dead_pid, make_user_data_dir, preferences, write_json
 
 import profiles.copying as copying
 from profiles.errors import InvalidImportSource, ProfileExists, ProfileInUse, StoreWriteError

@@ -10,7 +10,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from chrome_shapes import ROOT, dead_pid
+from support import ROOT
+from support.chrome_shapes import dead_pid
 
 from profiles.errors import InvalidProfileField, ProfileInUse, ProfileLocked
 from profiles.locks import LAST_USED_FILE, LOCK_FILE, ProfileLock, pid_alive

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from chrome_shapes import make_user_data_dir, preferences, write_json
+from support.chrome_shapes import make_user_data_dir, preferences, write_json
 
 import profiles.atomic as atomic
 from profiles.errors import (

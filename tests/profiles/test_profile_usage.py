@@ -5,7 +5,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import wait_until
+from support.waits import wait_until
 
 import profiles.usage as usage
 from profiles.store import ProfileStore

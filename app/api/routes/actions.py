@@ -5,117 +5,93 @@ with ``"snap": "diff"`` what changed since this caller last looked, once the pag
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from flask import Blueprint, jsonify, request
+from flask import Response, jsonify
 
-from cdp import actions as act
-from cdp import formats
-from cdp import snapshot as snap
-from cdp.navigation import page_info
+from cdp import snapshot_doc
+from cdp.steps import perform
 from cdp.tab import Tab
 
-from ..browser_state import bridge
+from ...config import Config
 from ...errors import body as error_body, from_exception
-from ..parser import from_body, from_query, load
-from ..schemas import ActionSchema, ActionsSchema
-from . import doc, tab_route
-from .common import on_tab
+from ...openapi import Blueprint, tab_route
+from ...parser import load
+from ..responses import ActionResponse, ActionsResponse
+from ..schemas import ActionRequest, ActionSchema, ActionsSchema
+from .common import caller, on_tab, state, tab
 
 bp = Blueprint("actions", __name__)
 
-_DIRECTIONS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
 
-
-def step_of(req: dict[str, Any]) -> act.Step:
-    """The validated request as a step."""
-    target = act.Target(ref=req.get("ref", ""), selector=req.get("selector", ""), node_id=req.get("nodeId"),
-                        x=req.get("x"), y=req.get("y"), frame_w=req.get("frameW"), frame_h=req.get("frameH"))
-    dx = req.get("deltaX", req.get("scrollX", 0)) or 0
-    dy = req.get("deltaY", req.get("scrollY", 0)) or 0
-    if req.get("direction"):
-        sx, sy = _DIRECTIONS[req["direction"]]
-        amount = req.get("pixels", 300)
-        dx, dy = sx * amount, sy * amount
-    return act.Step(kind=req["kind"], target=target, text=req.get("text", req.get("value", "")),
-                    value=req.get("value"), key=req.get("key", ""), modifiers=req["modifiers"],
-                    button=req["button"], dx=dx, dy=dy, drag_x=req["dragX"], drag_y=req["dragY"],
-                    wait_nav=req["waitNav"], dialog_action=req["dialogAction"], dialog_text=req["dialogText"],
-                    fast=req["fast"])
-
-
-def run_step(tab: Tab, req: dict[str, Any], cfg: Any) -> dict[str, Any]:
+def run_step(t: Tab, req: ActionRequest, cfg: Config) -> dict[str, Any]:
     """On the tab's worker: one step with its guards (``cfg`` read in the request's thread)."""
-    step = step_of(req)
-    step.humanize = req.get("humanize", cfg.instance_defaults.humanize)
-    return act.perform(tab, step, guard=cfg.security.enable_action_guards,
+    humanize = cfg.instance_defaults.humanize if req.humanize is None else req.humanize
+    return perform(t, dataclasses.replace(req.step, humanize=humanize), guard=cfg.security.enable_action_guards,
                        wait_nav_s=cfg.timeouts.wait_nav_ms / 1000, navigate_timeout_s=cfg.timeouts.navigate_sec)
 
 
-def after_snapshot(tab: Tab, mode: str, caller: str) -> dict[str, Any]:
-    """On the tab's worker: once the page settles, its compact snapshot or the diff since the caller's view."""
-    snap.settle(tab)
-    info = page_info(tab)
-    if mode == "diff":
-        # Whole trees: what the action changed includes text, not only controls.
-        nodes = snap.take(tab, filter="all")
-        previous = snap.remember(tab, caller, "all", nodes)
-        if previous is not None:
-            text = formats.render_diff_compact(formats.diff(previous, nodes), title=info["title"], url=info["url"],
-                                               count=len(nodes))
-            return {"snapshot": text, "snapshotFormat": "diff"}
-    nodes = snap.take(tab, filter="interactive")
-    snap.remember(tab, caller, "interactive", nodes)
-    text = formats.render_compact(nodes, title=info["title"], url=info["url"], count=len(nodes), interactive=True)
-    return {"snapshot": text, "snapshotFormat": "compact"}
-
-
-def step_timeout(req: dict[str, Any], cfg: Any) -> float:
-    """The action timeout, longer for humanized typing (about 0.1 s a character, in real time)."""
+def step_timeout(req: ActionRequest, cfg: Config) -> float:
+    """The request's timeout, else the action timeout, longer for humanized typing (~0.1 s a character)."""
+    if req.timeout_s:
+        return req.timeout_s
     base = float(cfg.timeouts.action_sec)
-    if req.get("humanize", cfg.instance_defaults.humanize) and req.get("text"):
-        return base + 0.2 * len(req["text"])
+    humanize = cfg.instance_defaults.humanize if req.humanize is None else req.humanize
+    if humanize and req.step.text:
+        return base + 0.2 * len(req.step.text)
     return base
 
 
-@tab_route(bp, "/action", methods=["POST", "GET"])
-@doc("One action on an element, by ref, selector, nodeId or point", body=ActionSchema)
-def action(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_query(ActionSchema, tab_id) if request.method == "GET" else from_body(ActionSchema, tab_id)
-    br = bridge()
-    tab = br.tab(req.get("tabId"))
-    caller, cfg = br.caller(), br.config
+def _action(req: ActionRequest) -> Response:
+    target, view, cfg = tab(req.tab_id), caller().view, state().config
 
     def job(t: Tab) -> dict[str, Any]:
-        if req["snap"] == "diff":
-            snap.ensure_view(t, caller)  # the page before the action, if the caller has no view of it
+        if req.snap == "diff":
+            snapshot_doc.ensure_view(t, view)  # the page before the action, if the caller has no view of it
         out: dict[str, Any] = {"success": True, "result": run_step(t, req, cfg)}
-        if req["snap"]:
-            out.update(after_snapshot(t, req["snap"], caller))
+        if req.snap:
+            out.update(snapshot_doc.after_action(t, req.snap, view))
         return out
 
-    return jsonify(on_tab(tab, job, req.get("timeout") or step_timeout(req, cfg)))
+    return jsonify(on_tab(target, job, step_timeout(req, cfg)))
+
+
+@tab_route(bp, "/action", methods=["POST"])
+@bp.arguments(ActionSchema)
+@bp.response(200, ActionResponse)
+def action(req: ActionRequest, tab_id: str | None) -> Response:
+    """One action on an element, by ref, selector, nodeId or point."""
+    return _action(req)
+
+
+@tab_route(bp, "/action", methods=["GET"])
+@bp.arguments(ActionSchema, location="query")
+@bp.response(200, ActionResponse)
+def action_by_query(req: ActionRequest, tab_id: str | None) -> Response:
+    """``POST /action`` with its fields in the query."""
+    return _action(req)
 
 
 @tab_route(bp, "/actions", methods=["POST"])
-@doc("A batch of actions, each reported in its place", body=ActionsSchema)
-def actions(tab_id: str | None):  # type: ignore[no-untyped-def]
-    batch = from_body(ActionsSchema, tab_id)
-    br = bridge()
-    caller, cfg = br.caller(), br.config
+@bp.arguments(ActionsSchema)
+@bp.response(200, ActionsResponse)
+def actions(batch: dict[str, Any], tab_id: str | None) -> Response:
+    """A batch of actions, each reported in its place (``stopOnError`` ends it at the first failure)."""
+    view, cfg = caller().view, state().config
     results: list[dict[str, Any]] = []
     last_tab: Tab | None = None
     if batch["snap"] == "diff":
-        first = br.tab(batch.get("tabId") or (batch["actions"][0].get("tabId") if batch["actions"] else None))
-        on_tab(first, lambda t: snap.ensure_view(t, caller))
+        first = tab(batch.get("tabId") or (batch["actions"][0].get("tabId") if batch["actions"] else None))
+        on_tab(first, lambda t: snapshot_doc.ensure_view(t, view))
     for i, raw in enumerate(batch["actions"]):
         try:
-            req = load(ActionSchema, {**raw, "tabId": raw.get("tabId", batch.get("tabId"))} if
-                       (raw.get("tabId") or batch.get("tabId")) else raw)
-            tab = br.tab(req.get("tabId"))
-            last_tab = tab
-            results.append({"index": i, "success": True, "result": on_tab(tab, lambda t, req=req: run_step(t, req, cfg),
-                                                                          req.get("timeout") or step_timeout(req, cfg))})
+            tab_of_step = raw.get("tabId") or batch.get("tabId")
+            req: ActionRequest = load(ActionSchema, {**raw, "tabId": tab_of_step} if tab_of_step else raw)
+            target = tab(req.tab_id)
+            last_tab = target
+            results.append({"index": i, "success": True,
+                            "result": on_tab(target, lambda t, req=req: run_step(t, req, cfg), step_timeout(req, cfg))})
         except Exception as exc:  # a failed step is reported in its place, not as the request's error
             err = from_exception(exc)
             if err is None:
@@ -127,6 +103,6 @@ def actions(tab_id: str | None):  # type: ignore[no-untyped-def]
     total = len(batch["actions"])
     out: dict[str, Any] = {"results": results, "total": total, "successful": ok, "failed": total - ok}
     if batch["snap"]:
-        tab = last_tab or br.tab(batch.get("tabId"))
-        out.update(on_tab(tab, lambda t: after_snapshot(t, batch["snap"], caller)))
+        last = last_tab or tab(batch.get("tabId"))
+        out.update(on_tab(last, lambda t: snapshot_doc.after_action(t, batch["snap"], view)))
     return jsonify(out)

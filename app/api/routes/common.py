@@ -1,18 +1,57 @@
-"""Helpers the browser blueprints share: running work on a tab and checking URLs."""
+"""What the browser API's views share: the browser state, the caller, running work on a tab, URLs."""
 from __future__ import annotations
 
-from typing import Any, Callable
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 from urllib.parse import urlparse
+
+from flask import current_app, g
 
 from cdp.tab import Tab
 
-from ..browser_state import bridge
 from ...errors import BadRequest, Forbidden
+from ..browser_state import BrowserState, Caller
+
+View = TypeVar("View", bound=Callable[..., Any])
+
+
+def state() -> BrowserState:
+    """This app's browser state."""
+    return current_app.extensions["pinchtab"]
+
+
+def caller() -> Caller:
+    """Who sent the current request (its ``X-Agent-Id``)."""
+    return g.caller
+
+
+def tab(tab_id: str | None) -> Tab:
+    """The tab the request names, or the caller's current tab."""
+    return state().tab(tab_id, caller())
 
 
 def on_tab(tab: Tab, fn: Callable[[Tab], Any], timeout_s: float | None = None) -> Any:
     """Run ``fn(tab)`` on the tab's worker, bounded by the action timeout."""
-    return tab.run(lambda: fn(tab), timeout_s or bridge().config.timeouts.action_sec)
+    return tab.run(lambda: fn(tab), timeout_s or state().config.timeouts.action_sec)
+
+
+def before_reading(check: Callable[[], None]) -> Callable[[View], View]:
+    """Run ``check`` before the view's ``@bp.arguments`` read the request (put it above them).
+
+    For the capabilities the config turns off: such a route answers its 403 whatever the request
+    holds, and a request too big to read is refused before it is parsed.
+    """
+
+    def wrap(view: View) -> View:
+        @functools.wraps(view)  # keeps the view's OpenAPI notes and its docstring for flask-smorest
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            check()
+            return view(*args, **kwargs)
+
+        return cast(View, checked)
+
+    return wrap
 
 
 def check_url(url: str) -> str:
@@ -30,7 +69,7 @@ def check_url(url: str) -> str:
             raise BadRequest(f"invalid URL: {url!r} has no host", code="bad_url")
         return url
     if scheme == "file":
-        if not bridge().config.security.allow_file_scheme:
+        if not state().config.security.allow_file_scheme:
             raise Forbidden("file: URLs are disabled; enable security.allowFileScheme in config",
                             code="file_scheme_disabled", details={"setting": "security.allowFileScheme"})
         return url

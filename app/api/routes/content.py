@@ -2,33 +2,36 @@
 from __future__ import annotations
 
 import base64
+from typing import Any
 
-from flask import Blueprint, Response, jsonify
+from flask import Response, jsonify
 
 from cdp import content
 from cdp.navigation import page_info
+from cdp.tab import Tab
 
-from ..browser_state import bridge
 from ...files import saved, stamp, write_atomic
-from ..parser import from_query
+from ...openapi import Blueprint, tab_route
+from ..responses import BINARY, TEXT, InlineFileResponse, SavedFileResponse, TextResponse
 from ..schemas import ScreenshotRequestSchema, TextQuerySchema
-from . import doc, tab_route
-from .common import on_tab
+from .common import on_tab, state, tab
 from .inspect import output_file
 
 bp = Blueprint("content", __name__)
 
 
 @tab_route(bp, "/text", methods=["GET"])
-@doc("The page's readable (or raw) text", query=TextQuerySchema)
-def text(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_query(TextQuerySchema, tab_id)
-    tab = bridge().tab(req.get("tabId"))
+@bp.arguments(TextQuerySchema, location="query")
+@bp.alt_response(200, content_type="text/plain", schema=TEXT)
+@bp.response(200, TextResponse, description="the text, as JSON or (format=text or plain) alone")
+def text(req: dict[str, Any], tab_id: str | None) -> Response:
+    """The page's readable (or raw) text."""
+    target = tab(req.get("tabId"))
 
-    def read(t):  # type: ignore[no-untyped-def]
+    def read(t: Tab) -> tuple[dict[str, Any], str]:
         return page_info(t), content.text(t, raw=req["mode"] == "raw")
 
-    info, body = on_tab(tab, read)
+    info, body = on_tab(target, read)
     truncated = False
     if req.get("maxChars") and len(body) > req["maxChars"]:
         body, truncated = body[: req["maxChars"]], True
@@ -38,19 +41,24 @@ def text(tab_id: str | None):  # type: ignore[no-untyped-def]
 
 
 @tab_route(bp, "/screenshot", methods=["GET"])
-@doc("A screenshot of the page or of one element (JSON with base64, the image with raw=true, or a file "
-     "with output=file)", query=ScreenshotRequestSchema)
-def screenshot(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_query(ScreenshotRequestSchema, tab_id)
+@bp.arguments(ScreenshotRequestSchema, location="query")
+@bp.alt_response(200, content_type="image/jpeg", schema=BINARY)
+@bp.alt_response(200, content_type="image/png", schema=BINARY)
+@bp.response(200, {"oneOf": [InlineFileResponse, SavedFileResponse]},
+             description="the image in base64, where it was written (output=file), or itself (raw=true)")
+def screenshot(req: dict[str, Any], tab_id: str | None) -> Response:
+    """A screenshot of the page or of one element.
+
+    JSON with the image in base64, the image itself with raw=true, or a file with output=file.
+    """
     fmt = "jpeg" if req["format"] == "jpg" else req["format"]
-    br = bridge()
-    target = output_file(br.config.server.state_dir, req["path"],
+    target = output_file(state().config.server.state_dir, req["path"],
                          f"screenshots/screenshot-{stamp()}.{'jpg' if fmt == 'jpeg' else 'png'}") \
         if req["output"] == "file" else None
-    tab = br.tab(req.get("tabId"))
-    data = on_tab(tab, lambda t: content.screenshot(t, fmt=fmt, quality=req["quality"],
-                                                    full_page=req["beyondViewport"], scale=req["scale"],
-                                                    selector=req["selector"].strip()))
+    shot = tab(req.get("tabId"))
+    data = on_tab(shot, lambda t: content.screenshot(t, fmt=fmt, quality=req["quality"],
+                                                     full_page=req["beyondViewport"], scale=req["scale"],
+                                                     selector=req["selector"].strip()))
     if target is not None:
         return jsonify(saved(target, write_atomic(target, data), fmt))
     if req["raw"]:

@@ -4,24 +4,26 @@ Cookie values are secrets: they go to the caller and to Chrome, never to a log o
 """
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlparse
 
-from flask import Blueprint, jsonify
+from flask import Response, jsonify
 
-from cdp import inspect
+from cdp.cookies import cookies_for, set_cookies_for
+from cdp.tab import Tab
 
-from ..browser_state import bridge
 from ...errors import BadRequest, disabled
-from ..parser import from_body, from_query
-from ..schemas import CookiesQuerySchema, CookiesSetSchema, TabQuerySchema
-from . import doc, tab_route
-from .common import on_tab
+from ...openapi import Blueprint, ErrorSchema, tab_route
+from ..responses import CookiesResponse, CookiesSetResponse, StatusResponse
+from ..schemas import CookiesQuerySchema, CookiesSetSchema
+from .common import before_reading, caller, on_tab, state, tab
 
 bp = Blueprint("cookies", __name__)
+DISABLED = "cookies are off unless security.allowCookies is set"
 
 
 def _enabled() -> None:
-    if not bridge().config.security.allow_cookies:
+    if not state().config.security.allow_cookies:
         raise disabled("cookies", "security.allowCookies")
 
 
@@ -34,42 +36,46 @@ def _http_url(url: str, field: str = "url") -> str:
 
 
 @tab_route(bp, "/cookies", methods=["GET"])
-@doc("The cookies the browser sends to url (default: the tab's URL); only name's with name",
-     query=CookiesQuerySchema)
-def get_cookies(tab_id: str | None):  # type: ignore[no-untyped-def]
-    _enabled()
-    req = from_query(CookiesQuerySchema, tab_id)
+@before_reading(_enabled)
+@bp.arguments(CookiesQuerySchema, location="query")
+@bp.response(200, CookiesResponse)
+@bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
+def get_cookies(req: dict[str, Any], tab_id: str | None) -> Response:
+    """The cookies the browser sends to url (default: the tab's URL); only name's with name."""
     url = _http_url(req["url"]) if req["url"] else ""
-    tab = bridge().tab(req.get("tabId"))
+    target = tab(req.get("tabId"))
 
-    def read(t):  # type: ignore[no-untyped-def]
+    def read(t: Tab) -> tuple[str, list[dict[str, Any]]]:
         used = url or t.url
-        return used, inspect.get_cookies(t, used, req["name"])
+        return used, cookies_for(t, used, req["name"])
 
-    used, cookies = on_tab(tab, read)
+    used, cookies = on_tab(target, read)
     return jsonify({"url": used, "cookies": cookies, "count": len(cookies)})
 
 
 @tab_route(bp, "/cookies", methods=["POST"])
-@doc("Set cookies for url; nameless or empty ones are skipped (counted as failed)", body=CookiesSetSchema)
-def set_cookies(tab_id: str | None):  # type: ignore[no-untyped-def]
-    _enabled()
-    req = from_body(CookiesSetSchema, tab_id)
+@before_reading(_enabled)
+@bp.arguments(CookiesSetSchema)
+@bp.response(200, CookiesSetResponse)
+@bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
+def set_cookies(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Set cookies for url; nameless or empty ones are skipped (counted as failed)."""
     url = _http_url(req["url"])
-    tab = bridge().tab(req.get("tabId"))
-    ok = on_tab(tab, lambda t: inspect.set_cookies(t, url, req["cookies"]))
+    target = tab(req.get("tabId"))
+    ok = on_tab(target, lambda t: set_cookies_for(t, url, req["cookies"]))
     total = len(req["cookies"])
     return jsonify({"set": ok, "failed": total - ok, "total": total})
 
 
 @tab_route(bp, "/cookies", methods=["DELETE"])
-@doc("Clear every cookie of the browser (/tabs/{id}/cookies checks that the tab exists first)",
-     query=TabQuerySchema)
-def clear_cookies(tab_id: str | None):  # type: ignore[no-untyped-def]
-    _enabled()
-    br = bridge()
+@before_reading(_enabled)
+@bp.response(200, StatusResponse)
+@bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
+def clear_cookies(tab_id: str | None) -> Response:
+    """Clear every cookie of the browser (/tabs/{tabId}/cookies checks that the tab exists first)."""
+    st = state()
     if tab_id is not None:
-        br.tab(tab_id)
+        tab(tab_id)
     # Browser-wide, on the browser's own connection: no tab's worker (or open dialog) is in the way.
-    br.ensure().conn.call("Storage.clearCookies", {}, timeout_s=br.config.timeouts.action_sec)
+    st.ensure(caller()).conn.call("Storage.clearCookies", {}, timeout_s=st.config.timeouts.action_sec)
     return jsonify({"status": "cleared"})

@@ -1,28 +1,33 @@
 """POST /evaluate: run JavaScript in the page's main world (off unless security.allowEvaluate)."""
 from __future__ import annotations
 
-from flask import Blueprint, jsonify
+from typing import Any
 
+from flask import Response, jsonify
 
-from ..browser_state import bridge
 from ...errors import BadRequest, disabled
-from ..parser import from_body
+from ...openapi import Blueprint, ErrorSchema, tab_route
+from ..responses import EvaluateResponse
 from ..schemas import EvaluateSchema
-from . import doc, tab_route
-from .common import on_tab
+from .common import before_reading, on_tab, state, tab
 
 bp = Blueprint("evaluate", __name__)
 
 
-@tab_route(bp, "/evaluate", methods=["POST"])
-@doc("Run JavaScript in the page (off unless security.allowEvaluate)", body=EvaluateSchema)
-def evaluate(tab_id: str | None):  # type: ignore[no-untyped-def]
-    br = bridge()
-    if not br.config.security.allow_evaluate:
+def _enabled() -> None:
+    if not state().config.security.allow_evaluate:
         raise disabled("evaluate", "security.allowEvaluate")
-    req = from_body(EvaluateSchema, tab_id)
-    tab = br.tab(req.get("tabId"))
-    res = on_tab(tab, lambda t: t.call("Runtime.evaluate", {
+
+
+@tab_route(bp, "/evaluate", methods=["POST"])
+@before_reading(_enabled)
+@bp.arguments(EvaluateSchema)
+@bp.response(200, EvaluateResponse)
+@bp.alt_response(403, schema=ErrorSchema, description="evaluate is off unless security.allowEvaluate is set")
+def evaluate(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Run JavaScript in the page (off unless security.allowEvaluate)."""
+    target = tab(req.get("tabId"))
+    res = on_tab(target, lambda t: t.call("Runtime.evaluate", {
         "expression": req["expression"], "returnByValue": True, "awaitPromise": req["awaitPromise"],
         "userGesture": True}))
     if "exceptionDetails" in res:

@@ -7,27 +7,43 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Response, jsonify, request
 
-from cdp import inspect, selectors
+from cdp import elements, selectors
+from cdp.errors import BadPrintOptions
+from cdp.pdf import print_to_pdf
 from cdp.navigation import page_info
 from cdp.tab import Tab
 
-from ..browser_state import bridge
 from ...errors import BadRequest
 from ...files import inside, saved, stamp, write_atomic
-from ..parser import from_query, json_body, load, query_args
+from ...openapi import Blueprint, tab_route
+from ...parser import load
+from ..responses import (
+    BINARY,
+    AttrResponse,
+    BoxResponse,
+    CheckedResponse,
+    CountResponse,
+    EnabledResponse,
+    HtmlResponse,
+    InlineFileResponse,
+    PageInfoResponse,
+    SavedFileResponse,
+    StylesResponse,
+    ValueResponse,
+    VisibleResponse,
+)
 from ..schemas import (
-    PDF_KEYS,
     AttrQuerySchema,
     ElementQuerySchema,
     HtmlQuerySchema,
     PageReadQuerySchema,
+    PdfBodySchema,
     PdfQuerySchema,
     StylesQuerySchema,
 )
-from . import doc, tab_route
-from .common import on_tab
+from .common import on_tab, state, tab
 
 bp = Blueprint("inspect", __name__)
 
@@ -39,122 +55,125 @@ def _selector(req: dict[str, Any]) -> str:
 
 # --- the page ------------------------------------------------------------------------------------
 @tab_route(bp, "/title", methods=["GET"])
-@doc("The page's title (and URL)", query=PageReadQuerySchema)
-def title(tab_id: str | None):  # type: ignore[no-untyped-def]
-    return _page_read(tab_id)
+@bp.arguments(PageReadQuerySchema, location="query")
+@bp.response(200, PageInfoResponse)
+def title(req: dict[str, Any], tab_id: str | None) -> Response:
+    """The page's title (and URL)."""
+    return _page_read(req)
 
 
 @tab_route(bp, "/url", methods=["GET"])
-@doc("The page's URL (and title)", query=PageReadQuerySchema)
-def url(tab_id: str | None):  # type: ignore[no-untyped-def]
-    return _page_read(tab_id)
+@bp.arguments(PageReadQuerySchema, location="query")
+@bp.response(200, PageInfoResponse)
+def url(req: dict[str, Any], tab_id: str | None) -> Response:
+    """The page's URL (and title)."""
+    return _page_read(req)
 
 
-def _page_read(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_query(PageReadQuerySchema, tab_id)
-    tab = bridge().tab(req.get("tabId"))
-    info = on_tab(tab, page_info)
-    return jsonify({"tabId": tab.id, "url": info["url"], "title": info["title"]})
+def _page_read(req: dict[str, Any]) -> Response:
+    target = tab(req.get("tabId"))
+    info = on_tab(target, page_info)
+    return jsonify({"tabId": target.id, "url": info["url"], "title": info["title"]})
 
 
 @tab_route(bp, "/html", methods=["GET"])
-@doc("The document's outerHTML, or one element's with selector (or ref)", query=HtmlQuerySchema)
-def html(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_query(HtmlQuerySchema, tab_id)
+@bp.arguments(HtmlQuerySchema, location="query")
+@bp.response(200, HtmlResponse)
+def html(req: dict[str, Any], tab_id: str | None) -> Response:
+    """The document's outerHTML, or one element's with selector (or ref)."""
     sel = _selector(req)
-    tab = bridge().tab(req.get("tabId"))
-    info, body = on_tab(tab, lambda t: (page_info(t), inspect.html(t, sel)))
+    target = tab(req.get("tabId"))
+    info, body = on_tab(target, lambda t: (page_info(t), elements.html(t, sel)))
     truncated = False
     if req.get("maxChars") and len(body) > req["maxChars"]:
         body, truncated = body[: req["maxChars"]], True
-    return jsonify({"tabId": tab.id, "url": info["url"], "title": info["title"], "html": body,
+    return jsonify({"tabId": target.id, "url": info["url"], "title": info["title"], "html": body,
                     "truncated": truncated})
 
 
 @tab_route(bp, "/styles", methods=["GET"])
-@doc("Computed styles of an element (or the root element); one property with prop", query=StylesQuerySchema)
-def styles(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_query(StylesQuerySchema, tab_id)
+@bp.arguments(StylesQuerySchema, location="query")
+@bp.response(200, StylesResponse)
+def styles(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Computed styles of an element (or the root element); one property with prop."""
     sel, prop = _selector(req), req["prop"].strip()
-    tab = bridge().tab(req.get("tabId"))
-    info, style = on_tab(tab, lambda t: (page_info(t), inspect.styles(t, sel, prop)))
-    return jsonify({"tabId": tab.id, "url": info["url"], "title": info["title"], "styles": style})
+    target = tab(req.get("tabId"))
+    info, style = on_tab(target, lambda t: (page_info(t), elements.styles(t, sel, prop)))
+    return jsonify({"tabId": target.id, "url": info["url"], "title": info["title"], "styles": style})
 
 
 # --- one element ---------------------------------------------------------------------------------
-def _element_read(tab_id: str | None, schema: type, key: str, read: Callable[[Tab, dict[str, Any], str], Any],
-                  extra: Callable[[dict[str, Any]], dict[str, Any]] | None = None):  # type: ignore[no-untyped-def]
+def _element_read(req: dict[str, Any], key: str, read: Callable[[Tab, str], Any],
+                  extra: dict[str, Any] | None = None) -> Response:
     """The shared shape of the element reads: ``{"ref": <selector as given>, <key>: <value>}``."""
-    req = from_query(schema, tab_id)
     sel = _selector(req)
-    tab = bridge().tab(req.get("tabId"))
-    value = on_tab(tab, lambda t: read(t, req, sel))
-    return jsonify({"ref": sel, **(extra(req) if extra else {}), key: value})
+    target = tab(req.get("tabId"))
+    value = on_tab(target, lambda t: read(t, sel))
+    return jsonify({"ref": sel, **(extra or {}), key: value})
 
 
 @tab_route(bp, "/value", methods=["GET"])
-@doc("An element's value (null when it has none)", query=ElementQuerySchema)
-def value(tab_id: str | None):  # type: ignore[no-untyped-def]
-    return _element_read(tab_id, ElementQuerySchema, "value", lambda t, req, sel: inspect.value(t, sel))
+@bp.arguments(ElementQuerySchema, location="query")
+@bp.response(200, ValueResponse)
+def value(req: dict[str, Any], tab_id: str | None) -> Response:
+    """An element's value (null when it has none)."""
+    return _element_read(req, "value", elements.value)
 
 
 @tab_route(bp, "/attr", methods=["GET"])
-@doc("An element's attribute (null when absent)", query=AttrQuerySchema)
-def attr(tab_id: str | None):  # type: ignore[no-untyped-def]
-    return _element_read(tab_id, AttrQuerySchema, "value", lambda t, req, sel: inspect.attr(t, sel, req["name"]),
-                         extra=lambda req: {"name": req["name"]})
+@bp.arguments(AttrQuerySchema, location="query")
+@bp.response(200, AttrResponse)
+def attr(req: dict[str, Any], tab_id: str | None) -> Response:
+    """An element's attribute (null when absent)."""
+    return _element_read(req, "value", lambda t, sel: elements.attr(t, sel, req["name"]), extra={"name": req["name"]})
 
 
 @tab_route(bp, "/box", methods=["GET"])
-@doc("An element's bounding box in viewport CSS pixels", query=ElementQuerySchema)
-def box(tab_id: str | None):  # type: ignore[no-untyped-def]
-    return _element_read(tab_id, ElementQuerySchema, "box", lambda t, req, sel: inspect.box(t, sel))
+@bp.arguments(ElementQuerySchema, location="query")
+@bp.response(200, BoxResponse)
+def box(req: dict[str, Any], tab_id: str | None) -> Response:
+    """An element's bounding box in viewport CSS pixels."""
+    return _element_read(req, "box", elements.box)
 
 
 @tab_route(bp, "/visible", methods=["GET"])
-@doc("Whether an element is rendered with a non-empty box", query=ElementQuerySchema)
-def visible(tab_id: str | None):  # type: ignore[no-untyped-def]
-    return _element_read(tab_id, ElementQuerySchema, "visible", lambda t, req, sel: inspect.visible(t, sel))
+@bp.arguments(ElementQuerySchema, location="query")
+@bp.response(200, VisibleResponse)
+def visible(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Whether an element is rendered with a non-empty box."""
+    return _element_read(req, "visible", elements.visible)
 
 
 @tab_route(bp, "/enabled", methods=["GET"])
-@doc("Whether an element is enabled (not disabled or aria-disabled)", query=ElementQuerySchema)
-def enabled(tab_id: str | None):  # type: ignore[no-untyped-def]
-    return _element_read(tab_id, ElementQuerySchema, "enabled", lambda t, req, sel: inspect.enabled(t, sel))
+@bp.arguments(ElementQuerySchema, location="query")
+@bp.response(200, EnabledResponse)
+def enabled(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Whether an element is enabled (not disabled or aria-disabled)."""
+    return _element_read(req, "enabled", elements.enabled)
 
 
 @tab_route(bp, "/checked", methods=["GET"])
-@doc("Whether a checkbox, radio or aria-checked widget is checked", query=ElementQuerySchema)
-def checked(tab_id: str | None):  # type: ignore[no-untyped-def]
-    return _element_read(tab_id, ElementQuerySchema, "checked", lambda t, req, sel: inspect.checked(t, sel))
+@bp.arguments(ElementQuerySchema, location="query")
+@bp.response(200, CheckedResponse)
+def checked(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Whether a checkbox, radio or aria-checked widget is checked."""
+    return _element_read(req, "checked", elements.checked)
 
 
 @tab_route(bp, "/count", methods=["GET"])
-@doc("How many elements a selector matches (a missing ref counts 0)", query=ElementQuerySchema)
-def count(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_query(ElementQuerySchema, tab_id)
+@bp.arguments(ElementQuerySchema, location="query")
+@bp.response(200, CountResponse)
+def count(req: dict[str, Any], tab_id: str | None) -> Response:
+    """How many elements a selector matches (a missing ref counts 0)."""
     sel = _selector(req)
-    tab = bridge().tab(req.get("tabId"))
-    return jsonify({"selector": sel, "count": on_tab(tab, lambda t: selectors.count(t, sel))})
+    target = tab(req.get("tabId"))
+    return jsonify({"selector": sel, "count": on_tab(target, lambda t: selectors.count(t, sel))})
 
 
 # --- PDF -----------------------------------------------------------------------------------------
 _PRINT_OPTIONS = ("landscape", "scale", "paperWidth", "paperHeight", "marginTop", "marginBottom", "marginLeft",
                   "marginRight", "pageRanges", "preferCSSPageSize", "displayHeaderFooter", "headerTemplate",
                   "footerTemplate", "generateTaggedPDF", "generateDocumentOutline")
-
-
-def _pdf_request(tab_id: str | None) -> dict[str, Any]:
-    """The PDF options from the query, and for POST from the JSON body too (the body wins)."""
-    data = query_args()
-    if request.method == "POST":
-        for key, val in json_body().items():
-            if key not in PDF_KEYS:
-                continue  # other keys are ignored, as the original does
-            if val is not None and not isinstance(val, (str, bool, int, float)):
-                raise BadRequest(f"{key}: must be a string, boolean or number", details={"field": key})
-            data[key] = val
-    return load(PdfQuerySchema, data, tab_id)
 
 
 def output_file(state_dir: Path, requested: str, default_name: str) -> Path:
@@ -167,19 +186,37 @@ def output_file(state_dir: Path, requested: str, default_name: str) -> Path:
     return target
 
 
-@tab_route(bp, "/pdf", methods=["GET", "POST"])
-@doc("The page as PDF (JSON with base64, raw bytes with raw=true, or a file with output=file)",
-     query=PdfQuerySchema)
-def pdf(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = _pdf_request(tab_id)
-    br = bridge()
-    target = output_file(br.config.server.state_dir, req["path"], f"pdfs/page-{stamp()}.pdf") \
+@tab_route(bp, "/pdf", methods=["GET"])
+@bp.arguments(PdfQuerySchema, location="query")
+@bp.alt_response(200, content_type="application/pdf", schema=BINARY)
+@bp.response(200, {"oneOf": [InlineFileResponse, SavedFileResponse]},
+             description="the PDF in base64, where it was written (output=file), or itself (raw=true)")
+def pdf(req: dict[str, Any], tab_id: str | None) -> Response:
+    """The page as PDF.
+
+    JSON with the PDF in base64, the PDF itself with raw=true, or a file with output=file.
+    """
+    return _pdf(req)
+
+
+@tab_route(bp, "/pdf", methods=["POST"])
+@bp.arguments(PdfBodySchema, required=False)
+@bp.alt_response(200, content_type="application/pdf", schema=BINARY)
+@bp.response(200, {"oneOf": [InlineFileResponse, SavedFileResponse]},
+             description="the PDF in base64, where it was written (output=file), or itself (raw=true)")
+def pdf_by_body(body: dict[str, Any], tab_id: str | None) -> Response:
+    """``GET /pdf`` with options in the body too (the query's parameters are read as well; the body wins)."""
+    return _pdf(load(PdfQuerySchema, {**request.args.to_dict(), **body}, tab_id))
+
+
+def _pdf(req: dict[str, Any]) -> Response:
+    target = output_file(state().config.server.state_dir, req["path"], f"pdfs/page-{stamp()}.pdf") \
         if req["output"] == "file" else None
     options = {k: req[k] for k in _PRINT_OPTIONS if req[k] not in ("", None)}
-    tab = br.tab(req.get("tabId"))
+    printed = tab(req.get("tabId"))
     try:
-        data = on_tab(tab, lambda t: inspect.pdf(t, options))
-    except inspect.BadPrintOptions as exc:
+        data = on_tab(printed, lambda t: print_to_pdf(t, options))
+    except BadPrintOptions as exc:
         raise BadRequest(str(exc), code="bad_pdf_options", details={"field": exc.field} if exc.field else None) \
             from None
     if target is not None:

@@ -4,29 +4,30 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from flask import Blueprint, jsonify
+from flask import Response, jsonify
 
 from cdp import selectors, snapshot as snap, waits
+from cdp.errors import BadSelector
 from cdp.find import match
 from cdp.tab import Tab
 
-from ..browser_state import bridge
 from ...errors import BadRequest, disabled
-from ..parser import from_body
+from ...openapi import Blueprint, tab_route
+from ..responses import FindResponse, WaitResponse
 from ..schemas import FindSchema, WaitSchema
-from . import doc, tab_route
-from .common import on_tab
+from .common import on_tab, state, tab
 
 bp = Blueprint("locate", __name__)
 MODES = ("selector", "text", "notText", "url", "load", "fn")
 
 
 @tab_route(bp, "/find", methods=["POST"])
-@doc("Which element a description means", body=FindSchema)
-def find(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_body(FindSchema, tab_id)
-    tab = bridge().tab(req.get("tabId"))
-    return jsonify(on_tab(tab, lambda t: locate(t, req)))
+@bp.arguments(FindSchema)
+@bp.response(200, FindResponse)
+def find(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Which element a description means."""
+    target = tab(req.get("tabId"))
+    return jsonify(on_tab(target, lambda t: locate(t, req)))
 
 
 def locate(tab: Tab, req: dict[str, Any]) -> dict[str, Any]:
@@ -35,8 +36,8 @@ def locate(tab: Tab, req: dict[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()
     try:
         sel = selectors.parse(query)
-    except Exception:
-        sel = None
+    except BadSelector:
+        sel = None  # not a selector: a description to score
     if sel is not None and (sel.kind in selectors.STRUCTURED or sel.which is not None) and ":" in query:
         refs = selectors.structured_matches(tab, sel) if sel.kind in selectors.STRUCTURED else []
         if sel.which is not None and refs:
@@ -53,9 +54,10 @@ def locate(tab: Tab, req: dict[str, Any]) -> dict[str, Any]:
 
 
 @tab_route(bp, "/wait", methods=["POST"])
-@doc("Wait for a selector, text, URL, load state or function (bounded)", body=WaitSchema)
-def wait(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_body(WaitSchema, tab_id)
+@bp.arguments(WaitSchema)
+@bp.response(200, WaitResponse)
+def wait(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Wait for a selector, text, URL, load state or function (bounded)."""
     timeout_ms = min(max(req["timeout"], 100), 30000)
     started = time.monotonic()
     if "ms" in req:
@@ -65,13 +67,12 @@ def wait(tab_id: str | None):  # type: ignore[no-untyped-def]
     mode = next((m for m in MODES if m in req), None)
     if mode is None:
         raise BadRequest("one of selector, text, notText, url, load, fn, or ms is required")
-    br = bridge()
-    if mode == "fn" and not br.config.security.allow_evaluate:
+    if mode == "fn" and not state().config.security.allow_evaluate:
         raise disabled("evaluate", "security.allowEvaluate")
-    state = {"attached": "visible", "detached": "hidden"}.get(req["state"], req["state"])
-    tab = br.tab(req.get("tabId"))
-    check = waits.condition(tab, mode, req[mode], state=state)  # a bad selector is a 400 before waiting
-    ok = on_tab(tab, lambda t: waits.poll(t, check, timeout_ms / 1000), timeout_ms / 1000 + 5)
+    element_state = {"attached": "visible", "detached": "hidden"}.get(req["state"], req["state"])
+    target = tab(req.get("tabId"))
+    check = waits.condition(target, mode, req[mode], state=element_state)  # a bad selector is a 400 before waiting
+    ok = on_tab(target, lambda t: waits.poll(t, check, timeout_ms / 1000), timeout_ms / 1000 + 5)
     elapsed = int((time.monotonic() - started) * 1000)
     if ok:
         return jsonify({"waited": True, "elapsed": elapsed, "match": req[mode]})

@@ -9,14 +9,14 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-from flask import Blueprint, jsonify
+from flask import Response, jsonify
 
 from cdp.tab import CONSOLE_RING
 
-from ..browser_state import bridge
-from ..parser import from_query
+from ...openapi import Blueprint, tab_route
+from ..responses import ClearedResponse, ConsoleResponse, ErrorsResponse
 from ..schemas import LogsQuerySchema, TabQuerySchema
-from . import doc, tab_route
+from .common import tab
 
 bp = Blueprint("logs", __name__)
 
@@ -30,34 +30,38 @@ def _last(ring: collections.deque[dict[str, Any]], limit: int) -> list[dict[str,
 
 
 @tab_route(bp, "/console", methods=["GET"])
-@doc("The page's console messages, oldest first (the last limit; 0 = all)", query=LogsQuerySchema)
-def console(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_query(LogsQuerySchema, tab_id)
-    tab = bridge().tab(req.get("tabId"))
-    return jsonify({"tabId": tab.id, "console": _last(tab.console, req["limit"])})
+@bp.arguments(LogsQuerySchema, location="query")
+@bp.response(200, ConsoleResponse)
+def console(req: dict[str, Any], tab_id: str | None) -> Response:
+    """The page's console messages, oldest first (the last limit; 0 = all)."""
+    target = tab(req.get("tabId"))
+    return jsonify({"tabId": target.id, "console": _last(target.console, req["limit"])})
 
 
 @tab_route(bp, "/errors", methods=["GET"])
-@doc("The page's uncaught exceptions and unhandled rejections, oldest first", query=LogsQuerySchema)
-def errors(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_query(LogsQuerySchema, tab_id)
-    tab = bridge().tab(req.get("tabId"))
-    return jsonify({"tabId": tab.id, "errors": _last(tab.errors, req["limit"])})
+@bp.arguments(LogsQuerySchema, location="query")
+@bp.response(200, ErrorsResponse)
+def errors(req: dict[str, Any], tab_id: str | None) -> Response:
+    """The page's uncaught exceptions and unhandled rejections, oldest first."""
+    target = tab(req.get("tabId"))
+    return jsonify({"tabId": target.id, "errors": _last(target.errors, req["limit"])})
 
 
 @tab_route(bp, "/console/clear", methods=["POST"])
-@doc("Forget the tab's console messages", query=TabQuerySchema)
-def console_clear(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_query(TabQuerySchema, tab_id)
-    tab = bridge().tab(req.get("tabId"))
-    tab.console.clear()
-    return jsonify({"success": True, "tabId": tab.id})
+@bp.arguments(TabQuerySchema, location="query")
+@bp.response(200, ClearedResponse)
+def console_clear(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Forget the tab's console messages."""
+    target = tab(req.get("tabId"))
+    target.console.clear()
+    return jsonify({"success": True, "tabId": target.id})
 
 
 @tab_route(bp, "/errors/clear", methods=["POST"])
-@doc("Forget the tab's errors", query=TabQuerySchema)
-def errors_clear(tab_id: str | None):  # type: ignore[no-untyped-def]
-    req = from_query(TabQuerySchema, tab_id)
-    tab = bridge().tab(req.get("tabId"))
-    tab.errors.clear()
-    return jsonify({"success": True, "tabId": tab.id})
+@bp.arguments(TabQuerySchema, location="query")
+@bp.response(200, ClearedResponse)
+def errors_clear(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Forget the tab's errors."""
+    target = tab(req.get("tabId"))
+    target.errors.clear()
+    return jsonify({"success": True, "tabId": target.id})

@@ -13,41 +13,48 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from flask import Blueprint, jsonify
+from flask import Response, jsonify
 
 from cdp import storage
+from cdp.cookies import all_cookies, restore_cookies
+from cdp.tab import Tab
 
-from ..browser_state import Bridge, bridge
 from ...errors import APIError, BadRequest, NotFound, disabled
 from ...files import inside, stamp, write_atomic
-from ..parser import from_body, from_query
+from ...openapi import Blueprint, ErrorSchema
+from ..responses import (
+    StateCleanedResponse,
+    StateDeletedResponse,
+    StateListResponse,
+    StateLoadedResponse,
+    StateRecordResponse,
+    StateSavedResponse,
+)
 from ..schemas import StateCleanSchema, StateLoadSchema, StateNameQuerySchema, StateSaveSchema
-from . import doc
-from .common import on_tab
+from .common import before_reading, on_tab, state, tab
 
 bp = Blueprint("state", __name__)
 
 SESSIONS = "sessions"
 VERSION = 1
 MASK = "***"
+DISABLED = "saved state is off unless security.allowStateExport is set"
 
 
-def _enabled() -> Bridge:
-    br = bridge()
-    if not br.config.security.allow_state_export:
+def _enabled() -> None:
+    if not state().config.security.allow_state_export:
         raise disabled("state_export", "security.allowStateExport")
-    return br
 
 
-def sessions_dir(br: Bridge) -> Path:
-    """``<stateDir>/sessions`` (created 0700), resolved."""
-    path = br.config.server.state_dir / SESSIONS
+def sessions_dir() -> Path:
+    """This app's ``<stateDir>/sessions`` (created 0700), resolved."""
+    path = state().config.server.state_dir / SESSIONS
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     return path.resolve()
 
 
-def _file_of(br: Bridge, name: str) -> Path:
-    return inside(sessions_dir(br), f"{name}.json", "")
+def _file_of(name: str) -> Path:
+    return inside(sessions_dir(), f"{name}.json", "")
 
 
 def _now_iso() -> str:
@@ -75,18 +82,18 @@ def _read(path: Path) -> dict[str, Any]:
     return record
 
 
-def _states(br: Bridge) -> list[tuple[str, Path]]:
+def _states() -> list[tuple[str, Path]]:
     """(name, path) of every state file; write_atomic's temp files start with a dot and are skipped."""
-    return [(p.stem, p) for p in sessions_dir(br).glob("*.json") if not p.name.startswith(".") and p.is_file()]
+    return [(p.stem, p) for p in sessions_dir().glob("*.json") if not p.name.startswith(".") and p.is_file()]
 
 
-def _find(br: Bridge, name: str) -> tuple[Path, dict[str, Any]]:
+def _find(name: str) -> tuple[Path, dict[str, Any]]:
     """The state called ``name``, else the newest whose name starts with ``name``."""
-    exact = _file_of(br, name)
+    exact = _file_of(name)
     if exact.is_file():
         return exact, _read(exact)
     matches = []
-    for stem, path in _states(br):
+    for stem, path in _states():
         if stem.startswith(name):
             record = _read(path)
             matches.append((_saved_at(record, path), path, record))
@@ -97,18 +104,20 @@ def _find(br: Bridge, name: str) -> tuple[Path, dict[str, Any]]:
     return path, record
 
 
-@bp.post("/state/save")
-@doc("Save cookies and the current origin's storage as a named state", body=StateSaveSchema)
-def save():  # type: ignore[no-untyped-def]
-    br = _enabled()
-    req = from_body(StateSaveSchema)
+@bp.route("/state/save", methods=["POST"])
+@before_reading(_enabled)
+@bp.arguments(StateSaveSchema, required=False)
+@bp.response(200, StateSavedResponse)
+@bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
+def save(req: dict[str, Any]) -> Response:
+    """Save cookies and the current origin's storage as a named state."""
     if req["encrypt"]:
         raise BadRequest("encryption needs PINCHTAB_STATE_KEY, and encrypted state files are not implemented "
                          "yet; save without encrypt", code="encryption_unavailable", details={"field": "encrypt"})
     name = req.get("name") or f"state-{stamp()}"
-    path = _file_of(br, name)
-    tab = br.tab(req.get("tabId"))
-    cookies, store = on_tab(tab, lambda t: (storage.cookies(t), storage.read_storage(t)))
+    path = _file_of(name)
+    target = tab(req.get("tabId"))
+    cookies, store = on_tab(target, lambda t: (all_cookies(t), storage.read_storage(t)))
     per_origin = {store["origin"]: {"local": store["local"], "session": store["session"]}} if store else {}
     record = {"version": VERSION, "name": name, "savedAt": _now_iso(), "origins": list(per_origin),
               "cookies": cookies, "storage": per_origin, "metadata": req["metadata"], "encrypted": False}
@@ -117,21 +126,23 @@ def save():  # type: ignore[no-untyped-def]
                     "encrypted": False})
 
 
-@bp.post("/state/load")
-@doc("Restore a saved state (exact name or prefix, newest wins)", body=StateLoadSchema)
-def load():  # type: ignore[no-untyped-def]
-    br = _enabled()
-    req = from_body(StateLoadSchema)
-    _, record = _find(br, req["name"])
+@bp.route("/state/load", methods=["POST"])
+@before_reading(_enabled)
+@bp.arguments(StateLoadSchema)
+@bp.response(200, StateLoadedResponse)
+@bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
+def load(req: dict[str, Any]) -> Response:
+    """Restore a saved state (exact name or prefix, newest wins)."""
+    _, record = _find(req["name"])
     if record.get("encrypted"):
         raise BadRequest("this state is encrypted; encrypted state files are not implemented yet",
                          code="encryption_unavailable")
     saved_cookies = [c for c in record.get("cookies") or [] if isinstance(c, dict)]
     per_origin = record.get("storage") if isinstance(record.get("storage"), dict) else {}
-    tab = br.tab(req.get("tabId"))
+    target = tab(req.get("tabId"))
 
-    def restore(t):  # type: ignore[no-untyped-def]
-        restored = storage.set_cookies(t, saved_cookies)
+    def restore(t: Tab) -> tuple[int, int, str | None]:
+        restored = restore_cookies(t, saved_cookies)
         origin = storage.current_origin(t)
         entry = per_origin.get(origin) if origin else None
         items = 0
@@ -139,7 +150,7 @@ def load():  # type: ignore[no-untyped-def]
             items = storage.write_storage(t, entry.get("local") or {}, entry.get("session") or {})
         return restored, items, origin
 
-    cookies_restored, items, origin = on_tab(tab, restore)
+    cookies_restored, items, origin = on_tab(target, restore)
     origins = list(per_origin)
     return jsonify({"name": record.get("name"), "cookiesRestored": cookies_restored,
                     "storageItemsRestored": items, "origins": origins,
@@ -147,12 +158,14 @@ def load():  # type: ignore[no-untyped-def]
                     "skippedOrigins": [o for o in origins if o != origin]})
 
 
-@bp.get("/state/list")
-@doc("List saved states, newest first")
-def list_states():  # type: ignore[no-untyped-def]
-    br = _enabled()
+@bp.route("/state/list", methods=["GET"])
+@before_reading(_enabled)
+@bp.response(200, StateListResponse)
+@bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
+def list_states() -> Response:
+    """List saved states, newest first."""
     found = []
-    for stem, path in _states(br):
+    for stem, path in _states():
         try:
             record = _read(path)
             size = path.stat().st_size
@@ -168,23 +181,27 @@ def _iso(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
-@bp.get("/state/show")
-@doc("One saved state, cookie values masked unless reveal=true", query=StateNameQuerySchema)
-def show():  # type: ignore[no-untyped-def]
-    br = _enabled()
-    req = from_query(StateNameQuerySchema)
-    _, record = _find(br, req["name"])
+@bp.route("/state/show", methods=["GET"])
+@before_reading(_enabled)
+@bp.arguments(StateNameQuerySchema, location="query")
+@bp.response(200, StateRecordResponse)
+@bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
+def show(req: dict[str, Any]) -> Response:
+    """One saved state, cookie values masked unless reveal=true."""
+    _, record = _find(req["name"])
     if not req["reveal"]:
         record["cookies"] = [{**c, "value": MASK} if isinstance(c, dict) else c for c in record.get("cookies") or []]
     return jsonify(record)
 
 
-@bp.delete("/state")
-@doc("Delete a saved state (exact name)", query=StateNameQuerySchema)
-def delete():  # type: ignore[no-untyped-def]
-    br = _enabled()
-    req = from_query(StateNameQuerySchema)
-    path = _file_of(br, req["name"])  # exact names only: a prefix must never delete something else
+@bp.route("/state", methods=["DELETE"])
+@before_reading(_enabled)
+@bp.arguments(StateNameQuerySchema, location="query")
+@bp.response(200, StateDeletedResponse)
+@bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
+def delete(req: dict[str, Any]) -> Response:
+    """Delete a saved state (exact name)."""
+    path = _file_of(req["name"])  # exact names only: a prefix must never delete something else
     try:
         path.unlink()
     except FileNotFoundError:
@@ -193,15 +210,17 @@ def delete():  # type: ignore[no-untyped-def]
     return jsonify({"deleted": req["name"]})
 
 
-@bp.post("/state/clean")
-@doc("Delete saved states older than olderThanHours", body=StateCleanSchema)
-def clean():  # type: ignore[no-untyped-def]
-    br = _enabled()
-    req = from_body(StateCleanSchema)
+@bp.route("/state/clean", methods=["POST"])
+@before_reading(_enabled)
+@bp.arguments(StateCleanSchema, required=False)
+@bp.response(200, StateCleanedResponse)
+@bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
+def clean(req: dict[str, Any]) -> Response:
+    """Delete saved states older than olderThanHours."""
     hours = req["olderThanHours"]
     cutoff = time.time() - hours * 3600
     removed = 0
-    for _, path in _states(br):
+    for _, path in _states():
         try:
             record = _read(path)
         except APIError:

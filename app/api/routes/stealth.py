@@ -1,19 +1,20 @@
 """GET /stealth/status: the stealth level and what it patches."""
 from __future__ import annotations
 
-from flask import Blueprint, jsonify
+from flask import Response, jsonify
 
 from human import stealth as st
 
-from ..browser_state import bridge
-from . import doc
+from ...openapi import Blueprint
+from ..responses import StealthStatusResponse
+from .common import caller, state
 
 bp = Blueprint("stealth", __name__)
 
 
-@bp.get("/stealth/status")
-@doc("The stealth level (instanceDefaults.stealthLevel), its launch flags and the patches it applies")
-def status():  # type: ignore[no-untyped-def]
-    br = bridge()
-    browser = br.ensure()
+@bp.route("/stealth/status", methods=["GET"])
+@bp.response(200, StealthStatusResponse)
+def status() -> Response:
+    """The stealth level (instanceDefaults.stealthLevel), its launch flags and the patches it applies."""
+    browser = state().ensure(caller())
     return jsonify(st.status(browser.stealth_level, browser.version))

@@ -30,20 +30,21 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, unquote_to_bytes, urljoin, urlsplit
 
-from flask import Blueprint, Response, current_app, jsonify, request
+from flask import Response, current_app, jsonify, request
 
 from cdp import selectors
-from cdp.snapshot import call_on
+from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
+from cdp.page import call_on
 from cdp.tab import Tab
 
 from ... import netguard
-from ..browser_state import bridge
 from ...errors import APIError, BadRequest, disabled
 from ...files import inside, stamp, write_atomic
-from ..parser import from_body, from_query
+from ...openapi import Blueprint, ErrorSchema, tab_route
+from ...parser import parser, with_path_tab
+from ..responses import BINARY, DownloadResponse, DownloadSavedResponse, UploadResponse
 from ..schemas import DownloadQuerySchema, UploadSchema
-from . import doc, tab_route
-from .common import on_tab
+from .common import before_reading, caller, on_tab, state, tab
 
 bp = Blueprint("transfer", __name__)
 
@@ -65,25 +66,45 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 # --- upload --------------------------------------------------------------------------------------
-@tab_route(bp, "/upload", methods=["POST"])
-@doc("Set files on a file input (base64 or data URLs, or files under <stateDir>/uploads)", body=UploadSchema)
-def upload(tab_id: str | None):  # type: ignore[no-untyped-def]
-    br = bridge()
-    sec = br.config.security
+def _upload_allowed() -> None:
+    """Before the body is validated: upload is on, the request is within its size limit, and a
+    tabId in the body agrees with the query's (clients name the tab there, as a path would)."""
+    sec = state().config.security
     if not sec.allow_upload:
         raise disabled("upload", "security.allowUpload")
     limit = sec.upload_max_request_bytes
     if (request.content_length or 0) > limit or len(request.get_data(cache=True)) > limit:
         raise APIError(f"upload request is larger than {limit} bytes (security.uploadMaxRequestBytes)", status=413,
                        code="body_too_large", details={"maxBytes": limit, "setting": "security.uploadMaxRequestBytes"})
-    # The original reads the tab from the query; a body tabId works too (they must agree).
-    req = from_body(UploadSchema, tab_id or request.args.get("tabId") or None)
+    query_tab = _query_tab()
+    if query_tab:
+        with_path_tab(parser.load_json(request, UploadSchema()), query_tab)
+
+
+def _query_tab() -> str | None:
+    """The tab the query names, unless the path names one (the path's wins)."""
+    if (request.view_args or {}).get("tab_id") is not None:
+        return None
+    return request.args.get("tabId") or None
+
+
+@tab_route(bp, "/upload", methods=["POST"])
+@bp.doc(parameters=[{"in": "query", "name": "tabId", "schema": {"type": "string"},
+                     "description": "the tab (a tabId in the body must agree)"}])
+@before_reading(_upload_allowed)
+@bp.arguments(UploadSchema)
+@bp.response(200, UploadResponse)
+@bp.alt_response(403, schema=ErrorSchema, description="upload is off unless security.allowUpload is set")
+@bp.alt_response(413, schema=ErrorSchema, description="the request is over security.uploadMaxRequestBytes")
+def upload(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Set files on a file input (base64 or data URLs, or files under <stateDir>/uploads)."""
+    sec = state().config.security
     count = len(req["files"]) + len(req["paths"])
     if count > sec.upload_max_files:
         raise BadRequest(f"too many files: {count}; the limit is {sec.upload_max_files} (security.uploadMaxFiles)",
                          code="too_many_files",
                          details={"maxFiles": sec.upload_max_files, "setting": "security.uploadMaxFiles"})
-    uploads = uploads_dir(br.config.server.state_dir)
+    uploads = uploads_dir(state().config.server.state_dir)
     blobs = [_decode(entry, f"files[{i}]", i, sec.upload_max_file_bytes) for i, entry in enumerate(req["files"])]
     blobs += [_read_path(uploads, p, f"paths[{i}]", sec.upload_max_file_bytes) for i, p in enumerate(req["paths"])]
     total = sum(len(data) for _, data in blobs)
@@ -91,13 +112,13 @@ def upload(tab_id: str | None):  # type: ignore[no-untyped-def]
         raise BadRequest(f"files total {total} bytes; the limit is {sec.upload_max_total_bytes} "
                          "(security.uploadMaxTotalBytes)", code="upload_too_large",
                          details={"maxBytes": sec.upload_max_total_bytes, "setting": "security.uploadMaxTotalBytes"})
-    tab = br.tab(req.get("tabId"))
+    target = tab(req.get("tabId") or _query_tab())
     owner = _owner()
     try:
-        sweep_staging(uploads, owner, lambda: {p["targetId"] for p in br.ensure().pages()})
+        sweep_staging(uploads, owner, lambda: {p["targetId"] for p in state().ensure(caller()).pages()})
     except OSError:
         pass  # tidying is best effort; the next upload tries again
-    staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{owner}-{tab.id}-", dir=uploads))
+    staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{owner}-{target.id}-", dir=uploads))
     try:
         staged = []
         for i, (name, data) in enumerate(blobs):
@@ -106,7 +127,7 @@ def upload(tab_id: str | None):  # type: ignore[no-untyped-def]
             write_atomic(path, data)
             staged.append(str(path))
         selector = req["selector"]
-        on_tab(tab, lambda t: _set_files(t, selector, staged))
+        on_tab(target, lambda t: _set_files(t, selector, staged))
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -252,10 +273,10 @@ def sweep_staging(uploads: Path, owner: str, live_tabs: Any, now: float | None =
 def _sweep_after_close(resp: Response) -> Response:
     """A tab closed through the API takes its staging dirs with it."""
     if request.method == "POST" and resp.status_code == 200 and request.endpoint == "tabs.close":
-        br = bridge()
-        uploads = br.config.server.state_dir / UPLOADS
-        if br.browser is not None and _OWNER_KEY in current_app.extensions and uploads.is_dir():
-            browser = br.browser
+        st = state()
+        uploads = st.config.server.state_dir / UPLOADS
+        if st.browser is not None and _OWNER_KEY in current_app.extensions and uploads.is_dir():
+            browser = st.browser
             try:
                 sweep_staging(uploads.resolve(), _owner(), lambda: {p["targetId"] for p in browser.pages()})
             except OSError:
@@ -264,15 +285,23 @@ def _sweep_after_close(resp: Response) -> Response:
 
 
 # --- download ------------------------------------------------------------------------------------
-@tab_route(bp, "/download", methods=["GET"])
-@doc("Fetch a URL in the browser session (its cookies apply); every redirect hop is checked",
-     query=DownloadQuerySchema)
-def download(tab_id: str | None):  # type: ignore[no-untyped-def]
-    br = bridge()
-    sec = br.config.security
-    if not sec.allow_download:
+def _download_allowed() -> None:
+    if not state().config.security.allow_download:
         raise disabled("download", "security.allowDownload")
-    req = from_query(DownloadQuerySchema, tab_id)
+
+
+@tab_route(bp, "/download", methods=["GET"])
+@before_reading(_download_allowed)
+@bp.arguments(DownloadQuerySchema, location="query")
+@bp.alt_response(403, schema=ErrorSchema, description="download is off unless security.allowDownload is set")
+@bp.alt_response(200, content_type="application/octet-stream", schema=BINARY)
+@bp.response(200, {"oneOf": [DownloadResponse, DownloadSavedResponse]},
+             description="the bytes in base64, where they were written (output=file), or themselves (raw=true, "
+                         "with the content type the server sent)")
+def download(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Fetch a URL in the browser session (its cookies apply); every redirect hop is checked."""
+    st = state()
+    sec = st.config.security
     resolver = current_app.extensions.get(RESOLVER_KEY, netguard.system_resolver)
     policy = netguard.Policy.for_download(sec.download_allowed_domains, sec.allowed_domains, resolver)
     url = req["url"].strip()
@@ -283,10 +312,10 @@ def download(tab_id: str | None):  # type: ignore[no-untyped-def]
     out_path = None
     if req["output"] == "file":
         default = f"{DOWNLOADS}/{stamp()}-{safe_name(urlsplit(url).path, 'download')}"
-        out_path = inside(br.config.server.state_dir, req["path"] or None, default)
+        out_path = inside(st.config.server.state_dir, req["path"] or None, default)
     if req.get("tabId"):
-        br.tab(req["tabId"])  # an unknown tab is a 404, as everywhere
-    browser = br.ensure()
+        tab(req["tabId"])  # an unknown tab is a 404, as everywhere
+    browser = st.ensure(caller())
     max_bytes = sec.download_max_bytes
     # A throwaway tab of the same browser (its cookies), so the caller's page is left as it is.
     helper = browser.new_tab()
@@ -296,8 +325,8 @@ def download(tab_id: str | None):  # type: ignore[no-untyped-def]
     finally:
         try:
             browser.close_tab(helper.id)
-        except Exception:  # gone already; nothing to tidy
-            pass
+        except (CDPError, CDPTimeout, BrowserGone, TargetClosed):
+            pass  # gone already; nothing to tidy
     data: bytes = got["data"]
     ctype: str = got["contentType"]
     media = ctype.split(";", 1)[0].strip() or "application/octet-stream"
@@ -357,7 +386,7 @@ def browser_fetch(t: Tab, url: str, policy: netguard.Policy, max_bytes: int, tim
         if not paused:  # the navigation ended without a response for us: Chrome refused the URL
             try:
                 err = nav.result().get("errorText") or "no response"
-            except Exception as exc:  # a CDP error: the URL is not one Chrome navigates to
+            except (CDPError, BrowserGone, TargetClosed) as exc:  # the URL is not one Chrome navigates to
                 err = str(exc)
             raise APIError(f"download failed: {err}", status=502, code="download_failed")
         p = paused.popleft()

@@ -12,12 +12,12 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Blueprint, Response, request
+from flask import Response, request
 
 from ...errors import BadRequest
+from ...openapi import Blueprint
 from ..errors import ManagerUnavailable
 from ..state import server_state
-from ...api.routes import doc
 
 bp = Blueprint("events", __name__)
 
@@ -33,8 +33,10 @@ def sse(event: dict[str, Any]) -> str:
 
 
 @bp.get("/api/events")
-@doc("Instance lifecycle events (Server-Sent Events; resumes from Last-Event-ID)", produces="text/event-stream")
-def events():  # type: ignore[no-untyped-def]
+@bp.response(200, content_type="text/event-stream",
+             description="id, event (instance.started, stopped, error, attached) and data {type, instance}")
+def events() -> Response:
+    """Instance lifecycle events (Server-Sent Events; resumes from Last-Event-ID)."""
     raw = request.headers.get("Last-Event-ID") or request.args.get("lastEventId") or ""
     if raw and not raw.isdigit():
         raise BadRequest("Last-Event-ID must be an event id (a number)", details={"field": "Last-Event-ID"})

@@ -4,54 +4,37 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from flask import Blueprint, Response, jsonify
-from marshmallow import EXCLUDE, Schema, fields, validate
+from flask import Response, jsonify
 
 from ...errors import APIError, BadRequest
-from ...openapi import VERSION
+from ...openapi import Blueprint, package_version
 from ..errors import ManagerUnavailable
-from ...api.parser import from_body, query_args, schema_of
 from ..state import server_state
-from ...api.routes import doc
+from .profiles import store
+from .schemas import (
+    AttachSchema,
+    InstanceLogsQuerySchema,
+    InstanceRecord,
+    InstanceStartSchema,
+    InstanceTab,
+    OpenedTabResponse,
+    OpenTabSchema,
+    ProfileInstanceResponse,
+    ProfileStartSchema,
+    ProfileStoppedResponse,
+    ServerHealthResponse,
+)
 
 bp = Blueprint("instances", __name__)
 
 
-class InstanceStartSchema(Schema):
-    """``POST /instances/start``: which profile (none: a temporary one), headless or headed, which port."""
-
-    class Meta:
-        unknown = EXCLUDE
-
-    profileId = fields.String(load_default=None, allow_none=True)
-    mode = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(("headless", "headed")))
-    port = fields.Integer(load_default=None, allow_none=True, strict=True, validate=validate.Range(min=1024, max=65535))
-
-
-class AttachSchema(Schema):
-    """``POST /instances/attach``: a name for the instance and the browser's CDP URL."""
-
-    name = fields.String(required=True, validate=validate.Length(min=1, max=64))
-    cdpUrl = fields.String(required=True, validate=validate.Length(min=1, max=2048))
-
-
-class OpenTabSchema(Schema):
-    """``POST /instances/{id}/tabs/open``: the URL for the new tab."""
-
-    url = fields.String(load_default="about:blank", validate=validate.Length(min=1, max=8192))
-
-
-class LogsQuerySchema(Schema):
-    """``GET /instances/{id}/logs``: how many of the last lines."""
-
-    lines = fields.Integer(load_default=None, allow_none=True, validate=validate.Range(min=1, max=100000))
-
-
 @bp.get("/health")
-@doc("The server and its default instance (no token needed)")
-def health():  # type: ignore[no-untyped-def]
+@bp.response(200, ServerHealthResponse)
+@bp.alt_response(503, schema=ServerHealthResponse, description="the instance manager is not running")
+def health() -> Response | tuple[Response, int]:
+    """The server and its default instance (no token needed)."""
     st = server_state()
-    body: dict[str, Any] = {"status": "ok", "mode": "dashboard", "version": VERSION,
+    body: dict[str, Any] = {"status": "ok", "mode": "dashboard", "version": package_version(),
                             "uptime": int((time.monotonic() - st.started) * 1000),
                             "authRequired": bool(st.config.server.token)}
     try:
@@ -67,24 +50,27 @@ def health():  # type: ignore[no-untyped-def]
 
 
 @bp.get("/instances")
-@doc("Every instance (a bare array of instance records)")
-def list_instances():  # type: ignore[no-untyped-def]
+@bp.response(200, InstanceRecord(many=True))
+def list_instances() -> Response:
+    """Every instance (a bare array of instance records)."""
     st = server_state()
     st.mirror.refresh()
     return jsonify(st.mirror.records())
 
 
 @bp.get("/instances/<instance_id>")
-@doc("One instance")
-def get_instance(instance_id: str):  # type: ignore[no-untyped-def]
+@bp.response(200, InstanceRecord)
+def get_instance(instance_id: str) -> Response:
+    """One instance."""
     return jsonify(server_state().client.get(instance_id))
 
 
 @bp.post("/instances/start")
 @bp.post("/instances/launch")
-@doc("Launch an instance (201 with its record, status starting)", body=InstanceStartSchema)
-def start_instance():  # type: ignore[no-untyped-def]
-    req = from_body(InstanceStartSchema)
+@bp.arguments(InstanceStartSchema)
+@bp.response(201, InstanceRecord)
+def start_instance(req: dict[str, Any]) -> tuple[Response, int]:
+    """Launch an instance (201 with its record, status starting)."""
     st = server_state()
     record = st.client.start(profile_id=req["profileId"], mode=req["mode"], port=req["port"])
     st.mirror.refresh()
@@ -92,28 +78,32 @@ def start_instance():  # type: ignore[no-untyped-def]
 
 
 @bp.post("/instances/<instance_id>/stop")
-@doc("Stop an instance: shutdown, then SIGTERM, then SIGKILL, each bounded")
-def stop_instance(instance_id: str):  # type: ignore[no-untyped-def]
+@bp.response(200, InstanceRecord)
+def stop_instance(instance_id: str) -> Response:
+    """Stop an instance: shutdown, then SIGTERM, then SIGKILL, each bounded."""
     return jsonify(server_state().client.stop(instance_id))
 
 
 @bp.post("/instances/<instance_id>/restart")
-@doc("Restart an instance's bridge (same id, profile and port)")
-def restart_instance(instance_id: str):  # type: ignore[no-untyped-def]
+@bp.response(200, InstanceRecord)
+def restart_instance(instance_id: str) -> Response:
+    """Restart an instance's bridge (same id, profile and port)."""
     return jsonify(server_state().client.restart(instance_id))
 
 
 @bp.get("/instances/<instance_id>/logs")
-@doc("The instance's recent output (text)", query=LogsQuerySchema, produces="text/plain")
-def instance_logs(instance_id: str):  # type: ignore[no-untyped-def]
-    req = schema_of(LogsQuerySchema).load(query_args())
+@bp.arguments(InstanceLogsQuerySchema, location="query")
+@bp.response(200, content_type="text/plain", description="the last lines the instance printed")
+def instance_logs(req: dict[str, Any], instance_id: str) -> Response:
+    """The instance's recent output (text)."""
     text = server_state().client.logs(instance_id, req["lines"])
     return Response(text + ("\n" if text else ""), mimetype="text/plain")
 
 
 @bp.get("/instances/tabs")
-@doc("Every tab of every running instance")
-def all_tabs():  # type: ignore[no-untyped-def]
+@bp.response(200, InstanceTab(many=True))
+def all_tabs() -> Response:
+    """Every tab of every running instance."""
     st = server_state()
     st.mirror.refresh()
     out: list[dict[str, Any]] = []
@@ -124,15 +114,17 @@ def all_tabs():  # type: ignore[no-untyped-def]
 
 
 @bp.get("/instances/<instance_id>/tabs")
-@doc("The instance's tabs")
-def instance_tabs(instance_id: str):  # type: ignore[no-untyped-def]
+@bp.response(200, InstanceTab(many=True))
+def instance_tabs(instance_id: str) -> Response:
+    """The instance's tabs."""
     return jsonify(_tabs_of(instance_id, strict=True))
 
 
 @bp.post("/instances/<instance_id>/tabs/open")
-@doc("Open a tab in the instance", body=OpenTabSchema)
-def open_tab(instance_id: str):  # type: ignore[no-untyped-def]
-    req = from_body(OpenTabSchema)
+@bp.arguments(OpenTabSchema)
+@bp.response(200, OpenedTabResponse)
+def open_tab(req: dict[str, Any], instance_id: str) -> Response:
+    """Open a tab in the instance."""
     st = server_state()
     record, token = _running(instance_id)
     status, data = st.upstream.call(record, token, "POST", "/tab", {"action": "new", "url": req["url"]},
@@ -145,9 +137,11 @@ def open_tab(instance_id: str):  # type: ignore[no-untyped-def]
 
 
 @bp.post("/instances/attach")
-@doc("Run an instance on a browser that is already running (security.attach)", body=AttachSchema)
-def attach():  # type: ignore[no-untyped-def]
-    req = from_body(AttachSchema)
+@bp.arguments(AttachSchema)
+@bp.response(201, InstanceRecord)
+@bp.alt_response(200, schema=InstanceRecord, description="the browser was attached already: its instance")
+def attach(req: dict[str, Any]) -> tuple[Response, int]:
+    """Run an instance on a browser that is already running (security.attach)."""
     st = server_state()
     res = st.client.attach(req["name"], req["cdpUrl"])
     st.mirror.refresh()
@@ -183,21 +177,11 @@ def _tabs_of(instance_id: str, strict: bool = False) -> list[dict[str, Any]]:
             for t in tabs]
 
 
-class ProfileStartSchema(Schema):
-    """``POST /profiles/{id}/start``: headless (or mode) and port for the profile's instance."""
-
-    class Meta:
-        unknown = EXCLUDE
-
-    headless = fields.Boolean(load_default=None, allow_none=True)
-    mode = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(("headless", "headed")))
-    port = fields.Integer(load_default=None, allow_none=True, strict=True, validate=validate.Range(min=1024, max=65535))
-
-
 @bp.post("/profiles/<ident>/start")
-@doc("Launch an instance on this profile (201 with its record)", body=ProfileStartSchema)
-def start_profile(ident: str):  # type: ignore[no-untyped-def]
-    req = from_body(ProfileStartSchema)
+@bp.arguments(ProfileStartSchema)
+@bp.response(201, InstanceRecord)
+def start_profile(req: dict[str, Any], ident: str) -> tuple[Response, int]:
+    """Launch an instance on this profile (201 with its record)."""
     mode = req["mode"] or (None if req["headless"] is None else ("headless" if req["headless"] else "headed"))
     st = server_state()
     record = st.client.start(profile_id=ident, mode=mode, port=req["port"])
@@ -206,8 +190,9 @@ def start_profile(ident: str):  # type: ignore[no-untyped-def]
 
 
 @bp.post("/profiles/<ident>/stop")
-@doc("Stop the instance running this profile")
-def stop_profile(ident: str):  # type: ignore[no-untyped-def]
+@bp.response(200, ProfileStoppedResponse)
+def stop_profile(ident: str) -> Response:
+    """Stop the instance running this profile."""
     record = _profile_instance(ident)
     if record is None:
         raise APIError(f"no instance runs profile {ident!r}", status=404, code="instance_not_found")
@@ -215,12 +200,11 @@ def stop_profile(ident: str):  # type: ignore[no-untyped-def]
 
 
 @bp.get("/profiles/<ident>/instance")
-@doc("Whether an instance runs this profile, and which")
-def profile_instance(ident: str):  # type: ignore[no-untyped-def]
+@bp.response(200, ProfileInstanceResponse)
+def profile_instance(ident: str) -> Response:
+    """Whether an instance runs this profile, and which."""
     record = _profile_instance(ident)
     if record is None:
-        from .profiles import store
-
         return jsonify({"name": store().get(ident)["name"], "running": False, "status": "stopped", "port": None})
     return jsonify({"name": record["profileName"], "running": record["status"] == "running",
                     "status": record["status"], "port": record["port"], "id": record["id"]})

@@ -9,20 +9,24 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from flask import Blueprint, current_app, jsonify, request
+from flask import Response, current_app, jsonify, request
 
-from profiles import ProfileInfo, ProfileStore
+from profiles import ActivityLog, ProfileInfo, ProfileStore
 
 from ...errors import BadRequest, Forbidden
-from ...api.parser import from_body, from_query
-from ...api.schemas import (
+from ...openapi import Blueprint
+from .schemas import (
     ActivityQuerySchema,
+    ActivityResponse,
+    ProfileAnalyticsResponse,
+    ProfileChangedResponse,
     ProfileCreateSchema,
     ProfileImportSchema,
+    ProfileLogEntry,
     ProfileMetaSchema,
+    ProfileRecord,
     ProfileUpdateSchema,
 )
-from ...api.routes import doc
 
 bp = Blueprint("profiles", __name__)
 # Profiles the orchestrator makes for an instance started without one, and deletes when it stops.
@@ -40,7 +44,7 @@ def store() -> ProfileStore:
     return ext["pinchtab.profiles"]
 
 
-def activity():  # type: ignore[no-untyped-def]
+def activity() -> ActivityLog:
     log = current_app.extensions.get("pinchtab.activity")
     if log is None:
         raise Forbidden("the activity log is off; enable observability.activity.enabled in config",
@@ -64,8 +68,12 @@ def _flag(name: str) -> bool:
 
 
 @bp.get("/profiles")
-@doc("Every saved profile: disk usage, last use, whether running, the account it is signed in as")
-def list_profiles():  # type: ignore[no-untyped-def]
+@bp.response(200, ProfileRecord(many=True))
+def list_profiles() -> Response:
+    """Every saved profile: disk usage, last use, whether running, the account it is signed in as.
+
+    ``?all=true`` lists temporary profiles too (marked), ``?refresh=true`` measures disk use now.
+    """
     profiles = store().list(refresh=_flag("refresh"))
     if not _flag("all"):
         return jsonify([public(p) for p in profiles if not is_temporary(p["name"])])
@@ -81,32 +89,36 @@ def list_profiles():  # type: ignore[no-untyped-def]
 
 @bp.post("/profiles")
 @bp.post("/profiles/create")
-@doc("Create an empty profile", body=ProfileCreateSchema)
-def create_profile():  # type: ignore[no-untyped-def]
-    req = from_body(ProfileCreateSchema)
+@bp.arguments(ProfileCreateSchema)
+@bp.response(201, ProfileChangedResponse)
+def create_profile(req: dict[str, Any]) -> tuple[Response, int]:
+    """Create an empty profile."""
     info = store().create(req["name"], description=req["description"], use_when=req["useWhen"])
     return jsonify({"status": "created", "id": info["id"], "name": info["name"]}), 201
 
 
 @bp.post("/profiles/import")
-@doc("Copy a Chrome user-data dir that exists on this machine into a new profile", body=ProfileImportSchema)
-def import_profile():  # type: ignore[no-untyped-def]
-    req = from_body(ProfileImportSchema)
+@bp.arguments(ProfileImportSchema)
+@bp.response(201, ProfileChangedResponse)
+def import_profile(req: dict[str, Any]) -> tuple[Response, int]:
+    """Copy a Chrome user-data dir that exists on this machine into a new profile."""
     info = store().import_(req["name"], req["sourcePath"], description=req["description"],
                            use_when=req["useWhen"])
     return jsonify({"status": "imported", "id": info["id"], "name": info["name"]}), 201
 
 
 @bp.get("/profiles/<ident>")
-@doc("One profile")
-def get_profile(ident: str):  # type: ignore[no-untyped-def]
+@bp.response(200, ProfileRecord)
+def get_profile(ident: str) -> Response:
+    """One profile."""
     return jsonify(public(store().get(ident)))
 
 
 @bp.patch("/profiles/meta")
-@doc("Change the description or useWhen of the profile named in the body", body=ProfileMetaSchema)
-def update_meta():  # type: ignore[no-untyped-def]
-    req = from_body(ProfileMetaSchema)
+@bp.arguments(ProfileMetaSchema)
+@bp.response(200, ProfileChangedResponse)
+def update_meta(req: dict[str, Any]) -> Response:
+    """Change the description or useWhen of the profile named in the body."""
     if "description" not in req and "useWhen" not in req:
         raise BadRequest("nothing to change: send description or useWhen")
     info = store().update(req["name"], description=req.get("description"), use_when=req.get("useWhen"))
@@ -114,9 +126,10 @@ def update_meta():  # type: ignore[no-untyped-def]
 
 
 @bp.patch("/profiles/<ident>")
-@doc("Rename a profile or change its description", body=ProfileUpdateSchema)
-def update_profile(ident: str):  # type: ignore[no-untyped-def]
-    req = from_body(ProfileUpdateSchema)
+@bp.arguments(ProfileUpdateSchema)
+@bp.response(200, ProfileRecord)
+def update_profile(req: dict[str, Any], ident: str) -> Response:
+    """Rename a profile or change its description."""
     if not req:
         raise BadRequest("nothing to change: send name, description or useWhen")
     name = req.get("name")
@@ -125,25 +138,28 @@ def update_profile(ident: str):  # type: ignore[no-untyped-def]
 
 
 @bp.delete("/profiles/<ident>")
-@doc("Delete a profile (refused while a browser uses it)")
-def delete_profile(ident: str):  # type: ignore[no-untyped-def]
+@bp.response(200, ProfileChangedResponse)
+def delete_profile(ident: str) -> Response:
+    """Delete a profile (refused while a browser uses it)."""
     info = store().get(ident)
     store().delete(ident)
     return jsonify({"status": "deleted", "id": info["id"], "name": info["name"]})
 
 
 @bp.post("/profiles/<ident>/reset")
-@doc("Clear a profile's sessions, caches, cookies and history; keep the profile")
-def reset_profile(ident: str):  # type: ignore[no-untyped-def]
+@bp.response(200, ProfileChangedResponse)
+def reset_profile(ident: str) -> Response:
+    """Clear a profile's sessions, caches, cookies and history; keep the profile."""
     info = store().reset(ident)
     return jsonify({"status": "reset", "id": info["id"], "name": info["name"]})
 
 
 @bp.get("/profiles/<ident>/logs")
-@doc("What agents did with a profile, newest first", query=ActivityQuerySchema)
-def profile_logs(ident: str):  # type: ignore[no-untyped-def]
+@bp.arguments(ActivityQuerySchema, location="query")
+@bp.response(200, ProfileLogEntry(many=True))
+def profile_logs(req: dict[str, Any], ident: str) -> Response:
+    """What agents did with a profile, newest first."""
     info = store().get(ident)
-    req = from_query(ActivityQuerySchema)
     events = _query(profile=info["name"], req=req)
     return jsonify([{"timestamp": e.get("timestamp"), "method": e.get("method"), "endpoint": e.get("path"),
                      "url": e.get("url", ""), "tabId": e.get("tabId", ""), "durationMs": e.get("durationMs"),
@@ -152,8 +168,9 @@ def profile_logs(ident: str):  # type: ignore[no-untyped-def]
 
 
 @bp.get("/profiles/<ident>/analytics")
-@doc("A profile's totals: actions, the last 24 h, top hosts and endpoints")
-def profile_analytics(ident: str):  # type: ignore[no-untyped-def]
+@bp.response(200, ProfileAnalyticsResponse)
+def profile_analytics(ident: str) -> Response:
+    """A profile's totals: actions, the last 24 h, top hosts and endpoints."""
     info = store().get(ident)
     stats = activity().analytics(info["name"])
     return jsonify({"totalActions": stats["totalActions"], "last24h": stats["last24h"],
@@ -161,14 +178,15 @@ def profile_analytics(ident: str):  # type: ignore[no-untyped-def]
 
 
 @bp.get("/api/activity")
-@doc("The activity log, filtered by agent, tab, profile, instance, path and time", query=ActivityQuerySchema)
-def api_activity():  # type: ignore[no-untyped-def]
-    req = from_query(ActivityQuerySchema)
+@bp.arguments(ActivityQuerySchema, location="query")
+@bp.response(200, ActivityResponse)
+def api_activity(req: dict[str, Any]) -> Response:
+    """The activity log, filtered by agent, tab, profile, instance, path and time."""
     events = _query(profile=req.get("profile"), req=req)
     return jsonify({"events": events, "count": len(events)})
 
 
-def _query(profile, req):  # type: ignore[no-untyped-def]
+def _query(profile: str | None, req: dict[str, Any]) -> list[dict[str, Any]]:
     try:
         return activity().query(profile=profile, agent=req.get("agentId"), tab=req.get("tabId"),
                                 since=req.get("since"), until=req.get("until"), limit=req["limit"],

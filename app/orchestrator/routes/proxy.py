@@ -9,18 +9,22 @@ a caller's credentials never reach a child.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import urllib3
-from flask import Blueprint, Response, g, request
+from apispec import APISpec
+from flask import Blueprint, Flask, Response, g, request
 from werkzeug.datastructures import Headers
+from werkzeug.routing import Rule
 
 from ...config import Config
 from ...errors import NotFound, Unavailable
+from ...openapi import openapi_path
 from ..state import server_state
 from ..upstream import HOP_BY_HOP
 
@@ -36,35 +40,48 @@ BUFFER_BODY_MAX = 1024 * 1024  # request bodies up to this are read whole (so a 
 PEEK_BODY_MAX = 64 * 1024
 
 
-def browser_rules(config: Config) -> list[tuple[str, set[str], Any, Callable[..., Any]]]:
-    """(rule, methods, defaults, bridge view) for every route the bridge app serves and we forward."""
+def bridge_app(config: Config) -> Flask:
+    """The bridge app, built only to read its routes and their documentation: no browser, no activity log."""
     from ...api import create_app
 
     obs = config.observability
-    # Built only to read its url_map: no browser, and no activity log of its own.
     quiet = dataclasses.replace(config, observability=dataclasses.replace(
         obs, activity=dataclasses.replace(obs.activity, enabled=False)))
-    bridge_app = create_app(quiet, start_browser=False)
-    rules: list[tuple[str, set[str], Any, Callable[..., Any]]] = []
-    for rule in bridge_app.url_map.iter_rules():
-        if rule.endpoint == "static" or rule.rule in NOT_FORWARDED:
-            continue
-        methods = set(rule.methods or ()) - {"HEAD", "OPTIONS"}
-        rules.append((rule.rule, methods, rule.defaults, bridge_app.view_functions[rule.endpoint]))
-    return rules
+    return create_app(quiet, start_browser=False)
 
 
-def build_blueprint(config: Config) -> Blueprint:
-    """One forwarding view per bridge route, documented as the bridge documents it."""
+def browser_rules(bridge: Flask) -> list[Rule]:
+    """Every rule the bridge app serves that we forward."""
+    return [rule for rule in bridge.url_map.iter_rules()
+            if rule.endpoint != "static" and rule.rule not in NOT_FORWARDED]
+
+
+def build_blueprint(bridge: Flask) -> Blueprint:
+    """One forwarding view per bridge route."""
     bp = Blueprint("proxy", __name__)
-    for n, (rule, methods, defaults, view) in enumerate(browser_rules(config)):
-        def forward_view(**kwargs: Any) -> Response:
-            return forward(kwargs.get("tab_id"))
-
-        forward_view.__api__ = getattr(view, "__api__", {"summary": view.__name__})  # type: ignore[attr-defined]
-        bp.add_url_rule(rule, endpoint=f"{view.__name__}_{n}", view_func=forward_view, methods=sorted(methods),
-                        defaults=defaults)
+    for rule in browser_rules(bridge):
+        bp.add_url_rule(rule.rule, endpoint=rule.endpoint.replace(".", "_"), view_func=_forward_view,
+                        methods=sorted(set(rule.methods or ()) - {"HEAD", "OPTIONS"}), defaults=rule.defaults)
     return bp
+
+
+def _forward_view(**kwargs: Any) -> Response:
+    return forward(kwargs.get("tab_id"))
+
+
+def document(spec: APISpec, bridge: Flask, server: Flask) -> None:
+    """Document the forwarded routes in the server's spec as the bridge documents them."""
+    bridge_doc = bridge.extensions["flask-smorest"]["apis"][""]["ext_obj"].document().to_dict()
+    for name, schema in bridge_doc["components"].get("schemas", {}).items():
+        if name not in spec.components.schemas:
+            spec.components.schema(name, component=schema)
+    for rule in server.url_map.iter_rules():
+        if not rule.endpoint.startswith("proxy."):
+            continue
+        item = bridge_doc["paths"].get(openapi_path(rule.rule), {})
+        ops = {m: op for m, op in item.items() if m in {x.lower() for x in rule.methods or ()}}
+        if ops:
+            spec.path(rule=rule, operations=copy.deepcopy(ops))
 
 
 def forward(tab_id: str | None) -> Response:

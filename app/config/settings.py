@@ -1,0 +1,235 @@
+"""Every setting, declared once: a frozen dataclass per section of ``config.json``.
+
+Each attribute is the snake_case of its camelCase key in the file (``maxBodyBytes`` ->
+``max_body_bytes``) and carries the marshmallow field that loads it, with its checks and default
+(see :mod:`app.config.declare`). :func:`app.config.load_config` builds a :class:`Config`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from marshmallow import ValidationError, fields, validate
+
+from profiles.redact import MASK, scrub_url
+
+from . import checks
+from .declare import HomePath, Int, Strings, schema_for, setting
+
+_MIB = 1024 * 1024
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+_SCHEMES = ("ws", "wss", "http", "https")
+
+
+def _positive() -> Int:
+    return Int(validate=validate.Range(min=1))
+
+
+def _port() -> Int:
+    return Int(validate=validate.Range(min=1, max=65535))
+
+
+def _hosts() -> Strings:
+    return Strings(fields.String(validate=checks.no_whitespace))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerConfig:
+    """``server``: the HTTP listener and where state lives."""
+
+    port: int = setting(_port(), 9867)
+    bind: str = setting(fields.String(validate=checks.no_whitespace), "127.0.0.1")
+    token: str = setting(fields.String(), "", secret=True)
+    state_dir: Path = setting(HomePath(), "~/.pinchtab")
+    max_body_bytes: int = setting(_positive(), 10 * _MIB)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrowserConfig:
+    """``browser``: which Chromium to launch, or which one to attach to."""
+
+    binary: str = setting(fields.String(), "")
+    extra_flags: tuple[str, ...] = setting(Strings(fields.String(validate=checks.extra_flag)), ())
+    # Secret: remote CDP endpoints often carry an access token in the URL.
+    cdp_url: str = setting(fields.String(validate=checks.cdp_url), "", secret=True)
+    version: str = setting(fields.String(), "")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InstanceDefaultsConfig:
+    """``instanceDefaults``: settings a new browser instance starts with."""
+
+    mode: str = setting(fields.String(validate=validate.OneOf(("headless", "headed"))), "headless")
+    max_tabs: int = setting(_positive(), 20)
+    humanize: bool = setting(fields.Boolean(), False)
+    stealth_level: str = setting(fields.String(validate=validate.OneOf(("off", "light", "medium", "full"))), "light")
+    dialog_auto_accept: bool = setting(fields.Boolean(), False)
+    user_agent: str = setting(fields.String(validate=checks.header_value), "")
+    profile: str = setting(fields.String(validate=checks.profile_name), "")
+
+    @property
+    def headless(self) -> bool:
+        """True when instances run without a visible window."""
+        return self.mode == "headless"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AttachConfig:
+    """``security.attach``: whether and where an external browser may be attached."""
+
+    enabled: bool = setting(fields.Boolean(), False)
+    allow_hosts: tuple[str, ...] = setting(_hosts(), _LOOPBACK_HOSTS)
+    allow_schemes: tuple[str, ...] = setting(Strings(fields.String(validate=validate.OneOf(_SCHEMES))), _SCHEMES)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SecurityConfig:
+    """``security``: the capability switches and size limits.
+
+    Every capability that lets an agent reach beyond the page is off by default.
+    """
+
+    allow_evaluate: bool = setting(fields.Boolean(), False)
+    allow_cookies: bool = setting(fields.Boolean(), False)
+    allow_download: bool = setting(fields.Boolean(), False)
+    allow_upload: bool = setting(fields.Boolean(), False)
+    allow_state_export: bool = setting(fields.Boolean(), False)
+    allow_file_scheme: bool = setting(fields.Boolean(), False)
+    allowed_domains: tuple[str, ...] = setting(_hosts(), _LOOPBACK_HOSTS)
+    download_allowed_domains: tuple[str, ...] = setting(_hosts(), ())
+    download_max_bytes: int = setting(_positive(), 20 * _MIB)
+    upload_max_request_bytes: int = setting(_positive(), 10 * _MIB)
+    upload_max_files: int = setting(_positive(), 8)
+    upload_max_file_bytes: int = setting(_positive(), 5 * _MIB)
+    upload_max_total_bytes: int = setting(_positive(), 10 * _MIB)
+    enable_action_guards: bool = setting(fields.Boolean(), True)
+    attach: AttachConfig
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProfilesConfig:
+    """``profiles``: where browser profiles live."""
+
+    # Empty (the default) means "<stateDir>/profiles": Config resolves it, as only it sees both.
+    base_dir: Path = setting(HomePath(empty_means_unset=True), "")
+    default_profile: str = setting(
+        fields.String(validate=validate.And(validate.Length(min=1), checks.profile_name)), "default"
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RestartConfig:
+    """``multiInstance.restart``: crash-restart backoff for child instances."""
+
+    max_restarts: int = setting(Int(validate=validate.Range(min=0)), 20)
+    init_backoff_sec: int = setting(_positive(), 2)
+    max_backoff_sec: int = setting(_positive(), 60)
+    stable_after_sec: int = setting(_positive(), 300)
+
+    def __post_init__(self) -> None:
+        if self.max_backoff_sec < self.init_backoff_sec:
+            raise ValidationError(
+                f"must be >= initBackoffSec ({self.max_backoff_sec} < {self.init_backoff_sec})",
+                field_name="maxBackoffSec",
+            )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MultiInstanceConfig:
+    """``multiInstance``: how child instances are started and which ports they get."""
+
+    strategy: str = setting(
+        fields.String(validate=validate.OneOf(("always-on", "simple", "explicit", "no-instance"))), "always-on"
+    )
+    instance_port_start: int = setting(_port(), 9868)
+    instance_port_end: int = setting(_port(), 9968)
+    restart: RestartConfig
+
+    def __post_init__(self) -> None:
+        start, end = self.instance_port_start, self.instance_port_end
+        if start > end:
+            raise ValidationError(f"must not exceed instancePortEnd ({start} > {end})", field_name="instancePortStart")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TimeoutsConfig:
+    """``timeouts``: per-operation time limits."""
+
+    action_sec: int = setting(_positive(), 30)
+    navigate_sec: int = setting(_positive(), 60)
+    shutdown_sec: int = setting(_positive(), 10)
+    wait_nav_ms: int = setting(_positive(), 1000)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ActivityConfig:
+    """``observability.activity``: the activity log."""
+
+    enabled: bool = setting(fields.Boolean(), True)
+    retention_days: int = setting(_positive(), 30)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ObservabilityConfig:
+    """``observability``: logging of what agents did."""
+
+    activity: ActivityConfig
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Config:
+    """The whole validated configuration; build it with :func:`app.config.load_config`."""
+
+    server: ServerConfig
+    browser: BrowserConfig
+    instance_defaults: InstanceDefaultsConfig
+    security: SecurityConfig
+    profiles: ProfilesConfig
+    multi_instance: MultiInstanceConfig
+    timeouts: TimeoutsConfig
+    observability: ObservabilityConfig
+
+    def __post_init__(self) -> None:
+        if self.profiles.base_dir is None:
+            # Frozen: set the derived default the way dataclasses' own __init__ does.
+            resolved = dataclasses.replace(self.profiles, base_dir=self.server.state_dir / "profiles")
+            object.__setattr__(self, "profiles", resolved)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the camelCase nested dict, token included.
+
+        The output is plain JSON data and loads back into an equal Config,
+        so it can be written out as a child instance's config file.
+        """
+        dumped: dict[str, Any] = schema_for(Config)().dump(self)
+        return dumped
+
+    def public_dict(self) -> dict[str, Any]:
+        """Return :meth:`to_dict` with secrets masked, safe for logs and diagnostics."""
+        data = self.to_dict()
+        if data["server"]["token"]:
+            data["server"]["token"] = MASK
+        data["browser"]["cdpUrl"] = scrub_url(data["browser"]["cdpUrl"], mask_every_value=True)
+        return data
+
+
+def is_loopback(bind: str) -> bool:
+    """True if ``bind`` only accepts local connections (127.0.0.0/8, ::1, "localhost").
+
+    An empty string or 0.0.0.0 means "every interface" and is not loopback.
+    """
+    host = bind.strip().lower()
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if host in ("localhost", "localhost."):
+        return True
+    try:
+        addr = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        return addr.ipv4_mapped.is_loopback
+    return addr.is_loopback

@@ -1,0 +1,25 @@
+"""The page as a PDF (``Page.printToPDF``), on the tab's worker."""
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from .errors import BadPrintOptions, CDPError
+from .tab import Tab
+
+
+def print_to_pdf(tab: Tab, options: dict[str, Any]) -> bytes:
+    """``Page.printToPDF`` with the given options (backgrounds always printed); the PDF bytes.
+
+    Raises BadPrintOptions when Chrome rejects the options.
+    """
+    try:
+        res = tab.call("Page.printToPDF", {**options, "printBackground": True})
+    except CDPError as exc:
+        msg = exc.cdp_message.lower()
+        if "page range" in msg:
+            raise BadPrintOptions(f"pageRanges: {exc.cdp_message}", "pageRanges") from None
+        if "print parameters" in msg:
+            raise BadPrintOptions(exc.cdp_message) from None
+        raise
+    return base64.b64decode(res["data"])

@@ -1,0 +1,93 @@
+"""GET /openapi.json documents every answer, and the answers a real browser gives match it."""
+from __future__ import annotations
+
+from typing import Any
+
+from support.agent import compact, nav, ref_of
+from support.waits import wait_until
+from marshmallow import Schema
+
+from app.api import responses
+from app.openapi import ErrorSchema
+
+
+def resolve(doc: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """``node``, or what its ``$ref`` points at in ``doc``."""
+    ref = node.get("$ref")
+    if ref is None:
+        return node
+    found: Any = doc
+    for part in ref.removeprefix("#/").split("/"):
+        found = found[part]
+    return found
+
+
+def operations(doc: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(method.upper(), path, op) for path, item in doc["paths"].items() for method, op in item.items()
+            if method in ("get", "post", "put", "patch", "delete")]
+
+
+def test_every_operation_documents_its_success_answer_and_the_error_shape(client):
+    doc = client.get("/openapi.json").json
+    ops = operations(doc)
+    assert len(ops) > 60  # every route and its /tabs/{tabId} twin
+    error_fields = set(ErrorSchema().fields)
+    assert set(doc["components"]["schemas"]["Error"]["properties"]) == error_fields
+    for method, path, op in ops:
+        where = f"{method} {path}"
+        success = [resolve(doc, r) for status, r in op["responses"].items() if str(status).startswith("2")]
+        assert success, f"{where} documents no success answer"
+        for answer in success:
+            content = answer.get("content") or {}
+            assert content, f"{where}: a success answer without a content type"
+            for media, body in content.items():
+                assert body.get("schema"), f"{where}: {media} without a schema"
+        default = resolve(doc, op["responses"]["default"])
+        assert default["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}, where
+
+
+def test_raw_answers_document_their_content_types(client):
+    paths = client.get("/openapi.json").json["paths"]
+
+    def types(path: str, method: str = "get") -> set[str]:
+        return set(paths[path][method]["responses"]["200"]["content"])
+
+    assert types("/text") == {"application/json", "text/plain"}
+    assert types("/screenshot") == {"application/json", "image/jpeg", "image/png"}
+    assert types("/pdf") == types("/pdf", "post") == {"application/json", "application/pdf"}
+    assert types("/download") == {"application/json", "application/octet-stream"}
+
+
+def check(schema: type[Schema], answer: Any) -> dict[str, Any]:
+    """Load a JSON answer with its documented schema: a key it does not declare, or a missing
+    required one, fails here."""
+    assert isinstance(answer, dict), answer
+    return schema().load(answer)
+
+
+def test_real_answers_match_their_documented_schemas(client, site):
+    check(responses.HealthResponse, client.get("/health").json)
+    info = check(responses.PageInfoResponse, nav(client, site.url("reads_logs.html")))
+    tab = info["tabId"]
+    check(responses.TabsResponse, client.get("/tabs").json)
+    wait_until(lambda: client.get(f"/console?tabId={tab}").json["console"])
+    logs = check(responses.ConsoleResponse, client.get(f"/console?tabId={tab}").json)
+    assert logs["tabId"] == tab
+
+    nav(client, site.url("form.html"), tabId=tab)
+    snap = check(responses.SnapshotResponse, client.get(f"/snapshot?tabId={tab}&filter=interactive").json)
+    assert snap["count"] == len(snap["nodes"]) > 0
+    agree = ref_of(compact(client, tabId=tab), "checkbox", "I agree to the terms")
+    r = client.post("/action", json={"tabId": tab, "kind": "click", "ref": agree, "snap": "compact"})
+    assert check(responses.ActionResponse, r.json)["snapshotFormat"] == "compact"
+    r = client.post("/actions", json={"tabId": tab, "actions": [
+        {"kind": "fill", "selector": "#username", "text": "agent"},
+        {"kind": "click", "selector": "#no-such-element"}]})
+    batch = check(responses.ActionsResponse, r.json)
+    assert [step["success"] for step in batch["results"]] == [True, False]
+    check(responses.TextResponse, client.get(f"/text?tabId={tab}").json)
+    check(responses.PageInfoResponse, client.get(f"/title?tabId={tab}").json)
+    found = check(responses.FindResponse, client.post("/find", json={"tabId": tab, "query": "username"}).json)
+    assert found["best_ref"]
+    shot = check(responses.InlineFileResponse, client.get(f"/screenshot?tabId={tab}&format=png").json)
+    assert shot["format"] == "png"

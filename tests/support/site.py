@@ -1,0 +1,72 @@
+"""The pages the browser tests load: ``tests/pages`` served on 127.0.0.1, plus a few dynamic ones."""
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+PAGES = Path(__file__).resolve().parents[1] / "pages"
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    """Static pages from tests/pages plus a few dynamic ones (slow responses, a form echo)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, directory=str(PAGES), **kwargs)
+
+    def log_message(self, *args: Any) -> None:  # keep test output clean
+        pass
+
+    def do_GET(self) -> None:
+        url = urlparse(self.path)
+        q = parse_qs(url.query)
+        if url.path == "/slow":
+            # Holds the response for ?ms= (bounded), to test navigate timeouts.
+            time.sleep(min(int(q.get("ms", ["1000"])[0]), 10000) / 1000)
+            return self._html(f"<title>Slow</title><p>slow page {q.get('ms', [''])[0]}</p>")
+        if url.path == "/echo":
+            items = "".join(f"<li>{k}={v[0]}</li>" for k, v in q.items())
+            return self._html(f"<title>Echo</title><h1>Echo</h1><ul>{items}</ul>")
+        return super().do_GET()
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", "0") or 0)
+        form = parse_qs(self.rfile.read(length).decode())
+        if urlparse(self.path).path == "/login":
+            user = form.get("username", [""])[0]
+            ok = user == "agent" and form.get("password", [""])[0] == "s3cret"
+            if ok:
+                return self._html(f"<title>Welcome</title><h1>Welcome, {user}</h1><a href='/table.html'>Orders</a>")
+            return self._html("<title>Login failed</title><h1>Wrong username or password</h1>", 401)
+        self._html("<title>Posted</title>")
+
+    def _html(self, body: str, status: int = 200) -> None:
+        data = f"<!doctype html><html><head><meta charset=utf-8>{body}</html>".encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class Site:
+    """An HTTP server on a free 127.0.0.1 port, in a thread of this process, serving ``_Handler``."""
+
+    def __init__(self) -> None:
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, name="test-site", daemon=True)
+        self.thread.start()
+
+    def url(self, path: str = "/") -> str:
+        """The absolute URL of ``path`` on this site."""
+        return f"http://127.0.0.1:{self.port}/{path.lstrip('/')}"
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        self.server.shutdown()
+        self.server.server_close()
