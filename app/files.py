@@ -32,6 +32,16 @@ def inside(base: Path, requested: str | None, default_name: str) -> Path:
     return target
 
 
+def output_file(state_dir: Path, requested: str, default_name: str) -> Path:
+    """Where ``output=file`` writes: ``requested`` or ``default_name``, inside the state dir and not
+    a directory (checked before the work, so a bad path costs nothing)."""
+    target = inside(state_dir, requested or None, default_name)
+    if target.is_dir():
+        raise BadRequest(f"invalid output path: {requested!r} is a directory", code="invalid_output_path",
+                         details={"field": "path"})
+    return target
+
+
 def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> int:
     """Write ``data`` to ``path`` via a temp file in the same dir, fsync, rename: never half a file."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

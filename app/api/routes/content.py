@@ -10,12 +10,11 @@ from cdp import content
 from cdp.navigation import page_info
 from cdp.tab import Tab
 
-from ...files import saved, stamp, write_atomic
+from ...files import output_file, saved, stamp, write_atomic
 from ...openapi import Blueprint, tab_route
 from ..responses import BINARY, TEXT, InlineFileResponse, SavedFileResponse, TextResponse
 from ..schemas import ScreenshotRequestSchema, TextQuerySchema
 from .common import on_tab, state, tab
-from .inspect import output_file
 
 bp = Blueprint("content", __name__)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from flask import Response, jsonify, request
@@ -16,7 +15,7 @@ from cdp.navigation import page_info
 from cdp.tab import Tab
 
 from ...errors import BadRequest
-from ...files import inside, saved, stamp, write_atomic
+from ...files import output_file, saved, stamp, write_atomic
 from ...openapi import Blueprint, tab_route
 from ...parser import load
 from ..responses import (
@@ -174,16 +173,6 @@ def count(req: dict[str, Any], tab_id: str | None) -> Response:
 _PRINT_OPTIONS = ("landscape", "scale", "paperWidth", "paperHeight", "marginTop", "marginBottom", "marginLeft",
                   "marginRight", "pageRanges", "preferCSSPageSize", "displayHeaderFooter", "headerTemplate",
                   "footerTemplate", "generateTaggedPDF", "generateDocumentOutline")
-
-
-def output_file(state_dir: Path, requested: str, default_name: str) -> Path:
-    """Where ``output=file`` writes: ``requested`` or ``default_name``, inside the state dir and not
-    a directory (checked before the work, so a bad path costs nothing)."""
-    target = inside(state_dir, requested or None, default_name)
-    if target.is_dir():
-        raise BadRequest(f"invalid output path: {requested!r} is a directory", code="invalid_output_path",
-                         details={"field": "path"})
-    return target
 
 
 @tab_route(bp, "/pdf", methods=["GET"])

@@ -1,15 +1,13 @@
 """GET /snapshot: the page as a compact accessibility tree with refs (and diffs, and files)."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from flask import Response, jsonify
 
 from cdp import snapshot_doc
 
-from ...config import Config
-from ...files import inside, saved, stamp, write_atomic
+from ...files import output_file, saved, stamp, write_atomic
 from ...openapi import Blueprint, tab_route
 from ..responses import TEXT, SavedFileResponse, SnapshotResponse
 from ..schemas import SnapshotQuerySchema
@@ -40,14 +38,7 @@ def snapshot(req: dict[str, Any], tab_id: str | None) -> Response:
                  req.get("timeout"))
     body, fmt = snapshot_doc.render(doc)
     if req["output"] == "file":
-        path = _file_path(state().config, req, fmt)
+        path = output_file(state().config.server.state_dir, req["path"], f"snapshots/snapshot-{stamp()}.{EXT[fmt]}")
         size = write_atomic(path, body.encode())
         return jsonify(saved(path, size, fmt))
     return Response(body, content_type=MIME[fmt])
-
-
-def _file_path(cfg: Config, req: dict[str, Any], fmt: str) -> Path:
-    """``path`` is relative to the state dir; without one, ``snapshots/snapshot-<time>.<ext>``."""
-    if req["path"]:
-        return inside(cfg.server.state_dir, req["path"], "")
-    return inside(cfg.server.state_dir, None, f"snapshots/snapshot-{stamp()}.{EXT[fmt]}")

@@ -7,6 +7,7 @@ from typing import Any
 from flask import Response, jsonify
 
 from ...errors import APIError, BadRequest
+from ...api.responses import PageInfoResponse
 from ...openapi import Blueprint, package_version
 from ..errors import ManagerUnavailable
 from ..state import server_state
@@ -17,7 +18,6 @@ from .schemas import (
     InstanceRecord,
     InstanceStartSchema,
     InstanceTab,
-    OpenedTabResponse,
     OpenTabSchema,
     ProfileInstanceResponse,
     ProfileStartSchema,
@@ -122,7 +122,7 @@ def instance_tabs(instance_id: str) -> Response:
 
 @bp.post("/instances/<instance_id>/tabs/open")
 @bp.arguments(OpenTabSchema)
-@bp.response(200, OpenedTabResponse)
+@bp.response(200, PageInfoResponse)
 def open_tab(req: dict[str, Any], instance_id: str) -> Response:
     """Open a tab in the instance."""
     st = server_state()

@@ -1,21 +1,23 @@
 """What server mode's own routes take and answer: marshmallow schemas for requests and answers."""
 from __future__ import annotations
 
-from marshmallow import EXCLUDE, Schema, fields, validate
+from marshmallow import Schema, fields, validate
 
 from ...api.schemas import Loose, Strict
 
 
 # --- requests: instances
-class InstanceStartSchema(Schema):
-    """``POST /instances/start``: which profile (none: a temporary one), headless or headed, which port."""
+class LaunchOptions(Loose):
+    """How an instance's browser runs: headless or headed, and on which port (None: the next free one)."""
 
-    class Meta:
-        unknown = EXCLUDE
-
-    profileId = fields.String(load_default=None, allow_none=True)
     mode = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(("headless", "headed")))
     port = fields.Integer(load_default=None, allow_none=True, strict=True, validate=validate.Range(min=1024, max=65535))
+
+
+class InstanceStartSchema(LaunchOptions):
+    """``POST /instances/start``: which profile (none: a temporary one), headless or headed, which port."""
+
+    profileId = fields.String(load_default=None, allow_none=True)
 
 
 class AttachSchema(Schema):
@@ -37,15 +39,10 @@ class InstanceLogsQuerySchema(Schema):
     lines = fields.Integer(load_default=None, allow_none=True, validate=validate.Range(min=1, max=100000))
 
 
-class ProfileStartSchema(Schema):
+class ProfileStartSchema(LaunchOptions):
     """``POST /profiles/{id}/start``: headless (or mode) and port for the profile's instance."""
 
-    class Meta:
-        unknown = EXCLUDE
-
     headless = fields.Boolean(load_default=None, allow_none=True)
-    mode = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(("headless", "headed")))
-    port = fields.Integer(load_default=None, allow_none=True, strict=True, validate=validate.Range(min=1024, max=65535))
 
 
 # --- requests: profiles and activity
@@ -123,12 +120,6 @@ class ServerHealthResponse(Schema):
 class InstanceTab(Schema):
     id = fields.String(required=True)
     instanceId = fields.String(required=True)
-    url = fields.String(required=True)
-    title = fields.String(required=True)
-
-
-class OpenedTabResponse(Schema):
-    tabId = fields.String(required=True)
     url = fields.String(required=True)
     title = fields.String(required=True)
 
