@@ -2,12 +2,19 @@
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 
-from flask import Flask, request
+from flask import Flask, Request, request
 
 from .errors import Unauthorized
 
 PUBLIC = {("GET", "/health"), ("HEAD", "/health")}
+_EXTRA = "pinchtab.public_requests"
+
+
+def allow_public(app: Flask, predicate: Callable[[Request], bool]) -> None:
+    """Let requests ``predicate`` accepts through without the token (they carry another capability)."""
+    app.extensions.setdefault(_EXTRA, []).append(predicate)
 
 
 def register(app: Flask, token: str) -> None:
@@ -18,6 +25,8 @@ def register(app: Flask, token: str) -> None:
     @app.before_request
     def check_token() -> None:
         if (request.method, request.path) in PUBLIC:
+            return
+        if any(allowed(request) for allowed in app.extensions.get(_EXTRA, ())):
             return
         header = request.headers.get("Authorization", "")
         if not header:

@@ -26,8 +26,10 @@ class APIError(Exception):
     retryable = False
 
     def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
-                 details: dict[str, Any] | None = None, retryable: bool | None = None) -> None:
+                 details: dict[str, Any] | None = None, retryable: bool | None = None,
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
+        self.headers = headers or {}
         self.message = message
         if code is not None:
             self.code = code
@@ -194,6 +196,7 @@ def register(app: Flask) -> None:
             err = APIError(f"internal error: {type(exc).__name__}", status=500, code="internal")
         resp = jsonify(body(err))
         resp.status_code = err.status
+        resp.headers.update(err.headers)
         if err.status == 401:
             resp.headers["WWW-Authenticate"] = f'Bearer realm="pinchtab", error="{err.code}"'
         return resp

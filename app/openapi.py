@@ -22,6 +22,9 @@ from marshmallow import Schema, fields
 from .parser import parser
 
 PUBLIC_PATHS = frozenset({"/health"})
+# Schemas of answers that are not JSON (alt_response and raw content types).
+BINARY = {"type": "string", "format": "binary"}
+TEXT = {"type": "string"}
 
 
 def package_version() -> str:

@@ -43,6 +43,18 @@ class Worker(ThreadWorker):
             with self._busy_lock:
                 self._busy -= 1
 
+    def handle_exit(self, sig: Any, frame: Any) -> None:
+        """SIGTERM: besides gunicorn's graceful stop, end the app's long-lived streams now.
+
+        WebSockets and event streams would otherwise hold their threads until the graceful
+        timeout. The app lists what to call in ``extensions["pinchtab.on_shutdown"]``; it runs on
+        a thread of its own, not in the signal handler.
+        """
+        super().handle_exit(sig, frame)
+        hooks = getattr(self.wsgi, "extensions", {}).get("pinchtab.on_shutdown", ())
+        for hook in hooks:
+            threading.Thread(target=hook, name="shutdown-streams", daemon=True).start()
+
     def _next_request_soon(self, conn: Any) -> bool:
         if not self.alive or self._busy > self.cfg.threads // 2:
             return False

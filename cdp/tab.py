@@ -148,6 +148,7 @@ class Tab:
         self._events: collections.deque[tuple[str, dict[str, Any]]] = collections.deque()
         self._jobs: collections.deque[_Job] = collections.deque()
         self._closed: Exception | None = None
+        self._on_close: list[Callable[[Exception], None]] = []  # told once, when the tab closes or crashes
         self._job_deadline: float | None = None
         self._thread = threading.Thread(target=self._work_loop, name=f"tab:{target_id[:8]}", daemon=True)
         self._install_handlers()
@@ -166,9 +167,20 @@ class Tab:
         self._bell.ring()
 
     def fail(self, exc: Exception) -> None:
-        if self._closed is None:
+        first = self._closed is None
+        if first:
             self._closed = exc
         self._bell.ring()
+        if first:
+            for callback in list(self._on_close):
+                callback(exc)
+
+    def when_closed(self, callback: Callable[[Exception], None]) -> Callable[[], None]:
+        """Call ``callback(reason)`` (on the thread that saw it) once the tab is gone; returns an undo."""
+        self._on_close.append(callback)
+        if self._closed is not None:
+            callback(self._closed)
+        return lambda: self._on_close.remove(callback) if callback in self._on_close else None
 
     # --- from HTTP threads -----------------------------------------------------------------------
     @property
@@ -199,6 +211,29 @@ class Tab:
     def on(self, method: str, handler: Handler) -> None:
         """Run ``handler(session_id, params)`` on the worker for every ``method`` event."""
         self._handlers[method].append(handler)
+
+    def off(self, method: str, handler: Handler) -> None:
+        """Stop running ``handler`` for ``method`` events (call it on the worker, as ``on``)."""
+        handlers = self._handlers.get(method)
+        if handlers and handler in handlers:
+            handlers.remove(handler)
+
+    def submit(self, fn: Callable[[], Any], timeout_s: float) -> None:
+        """Queue ``fn`` for the worker and return at once (it runs after the jobs before it).
+
+        For work that must not hold its caller: an event handler on the worker itself, or a thread
+        that answers later. ``fn`` reports its own outcome; an error it raises is logged and dropped.
+        """
+        def guarded() -> None:
+            try:
+                fn()
+            except Exception:
+                log.exception("tab %s: a submitted job failed", self.id)
+
+        if self._closed is not None:
+            raise self._closed
+        self._jobs.append(_Job(guarded, time.monotonic() + timeout_s))
+        self._bell.ring()
 
     def remaining(self, timeout_s: float | None = None) -> float:
         """Seconds left for a wait: the smaller of ``timeout_s`` and the current job's deadline."""

@@ -11,6 +11,7 @@ from cdp.browser import Browser
 
 from .. import activity, auth, errors
 from ..config import Config, load_config
+from ..debug import init_debug
 from ..jsonprovider import JSONProvider
 from ..openapi import init_api
 from .browser_state import BrowserState, Caller
@@ -35,6 +36,7 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
         actions,
         content,
         cookies,
+        debug,
         dialogs,
         evaluate,
         inspect,
@@ -50,8 +52,10 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
     )
 
     for module in (tabs, navigation, snapshot, actions, content, evaluate, locate, meta, transfer, saved_state,
-                   inspect, logs, cookies, dialogs, stealth):
+                   inspect, logs, cookies, dialogs, stealth, debug):
         api.register_blueprint(module.bp)
+    hub = init_debug(app, api, config)
+    app.extensions.setdefault("pinchtab.on_shutdown", []).append(hub.close_all)
 
     @app.before_request
     def identify() -> None:

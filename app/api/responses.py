@@ -394,7 +394,3 @@ class DownloadSavedResponse(Schema):
     size = fields.Integer(required=True)
     contentType = fields.String(required=True)
 
-
-# --- answers that are not JSON: their bodies as OpenAPI 3.0 describes them
-BINARY = {"type": "string", "format": "binary"}
-TEXT = {"type": "string"}

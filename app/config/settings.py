@@ -180,6 +180,19 @@ class ObservabilityConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class DebugConfig:
+    """``debug``: live telemetry sessions (the debug bridge)."""
+
+    # Page origins that may join a session as an app (e.g. "http://localhost:3000"); empty: any
+    # page holding the session id (the id is the capability).
+    allowed_origins: tuple[str, ...] = setting(Strings(fields.String(validate=checks.no_whitespace)), ())
+    # WebSockets and event streams each hold a request thread: at most this many at once, so
+    # ordinary requests always find one (the bridge and server serve 32 at a time).
+    max_connections: int = setting(Int(validate=validate.Range(min=1, max=24)), 16)
+    max_frame_bytes: int = setting(_positive(), 8 * _MIB)   # a bigger frame closes the socket (1009)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     """The whole validated configuration; build it with :func:`app.config.load_config`."""
 
@@ -191,6 +204,7 @@ class Config:
     multi_instance: MultiInstanceConfig
     timeouts: TimeoutsConfig
     observability: ObservabilityConfig
+    debug: DebugConfig
 
     def __post_init__(self) -> None:
         if self.profiles.base_dir is None:

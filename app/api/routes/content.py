@@ -11,8 +11,8 @@ from cdp.navigation import page_info
 from cdp.tab import Tab
 
 from ...files import output_file, saved, stamp, write_atomic
-from ...openapi import Blueprint, tab_route
-from ..responses import BINARY, TEXT, InlineFileResponse, SavedFileResponse, TextResponse
+from ...openapi import BINARY, TEXT, Blueprint, tab_route
+from ..responses import InlineFileResponse, SavedFileResponse, TextResponse
 from ..schemas import ScreenshotRequestSchema, TextQuerySchema
 from .common import on_tab, state, tab
 

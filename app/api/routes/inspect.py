@@ -16,10 +16,9 @@ from cdp.tab import Tab
 
 from ...errors import BadRequest
 from ...files import output_file, saved, stamp, write_atomic
-from ...openapi import Blueprint, tab_route
+from ...openapi import BINARY, Blueprint, tab_route
 from ...parser import load
 from ..responses import (
-    BINARY,
     AttrResponse,
     BoxResponse,
     CheckedResponse,

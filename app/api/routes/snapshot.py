@@ -8,8 +8,8 @@ from flask import Response, jsonify
 from cdp import snapshot_doc
 
 from ...files import output_file, saved, stamp, write_atomic
-from ...openapi import Blueprint, tab_route
-from ..responses import TEXT, SavedFileResponse, SnapshotResponse
+from ...openapi import TEXT, Blueprint, tab_route
+from ..responses import SavedFileResponse, SnapshotResponse
 from ..schemas import SnapshotQuerySchema
 from .common import caller, on_tab, state, tab
 

@@ -40,9 +40,9 @@ from cdp.tab import Tab
 from ... import netguard
 from ...errors import APIError, BadRequest, disabled
 from ...files import inside, stamp, write_atomic
-from ...openapi import Blueprint, ErrorSchema, tab_route
+from ...openapi import BINARY, Blueprint, ErrorSchema, tab_route
 from ...parser import parser, with_path_tab
-from ..responses import BINARY, DownloadResponse, DownloadSavedResponse, UploadResponse
+from ..responses import DownloadResponse, DownloadSavedResponse, UploadResponse
 from ..schemas import DownloadQuerySchema, UploadSchema
 from .common import before_reading, caller, on_tab, state, tab
 

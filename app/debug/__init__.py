@@ -1,0 +1,26 @@
+"""Live telemetry between a web app and coding agents: the public debug bridge's protocol (v1).
+
+:func:`init_debug` puts the debug sessions on a Flask app: the WebSocket ``/debug`` (app and
+agent peers), ``/debug/sessions``, ``/events`` (SSE) and ``/debug/sdk.js``. The bridge and the
+standalone ``pinchtab debug connect`` serve the same blueprints.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask
+
+from .. import auth
+from ..config import Config
+from .hub import Hub
+
+
+def init_debug(app: Flask, api: Any, config: Config, *, strict_sessions: bool = True) -> Hub:
+    from . import routes, sockets
+
+    hub = Hub(max_connections=config.debug.max_connections, allowed_origins=config.debug.allowed_origins,
+              strict_sessions=strict_sessions)
+    sockets.init_sockets(app, hub, config.debug.max_frame_bytes)
+    routes.init_routes(app, api)
+    auth.allow_public(app, sockets.is_public)
+    return hub

@@ -1,0 +1,417 @@
+"""Debug sessions: who is in each (apps, agents), and where each message goes.
+
+A session is the original debug bridge's room: frames from an app go to every agent, commands from
+an agent go to every app. We add what a team needs around that: a command's result goes back only
+to the agent that sent it; every peer has a bounded outbox (the oldest message goes first when it
+is full, and the peer is told how many it missed), so a flooding page or a stalled agent costs
+memory that is capped and never blocks the sender; a peer that has not taken anything for
+``SLOW_S`` while its outbox overflows is cut loose. Each session keeps its last messages with
+increasing ids for Server-Sent Events (resume with Last-Event-ID).
+
+The hub knows nothing of transports: a WebSocket connection, the CLI's stdout, a REST caller
+waiting for one answer and the CDP side of a tab are all peers.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import protocol
+
+log = logging.getLogger(__name__)
+
+OUTBOX_LIMIT = 1000     # messages a peer may lag behind before the oldest are dropped
+HISTORY_LIMIT = 1000    # messages a session keeps for SSE subscribers (and Last-Event-ID resumes)
+PENDING_LIMIT = 1024    # commands awaiting their result, per session; the oldest are forgotten
+SLOW_S = 10.0           # an overflowing peer that took nothing for this long is cut loose
+INVALID_LOGGED = 20     # bad frames logged per session; after that, every 1000th
+# Commands answered with a data message carrying their requestId rather than a command_result.
+DATA_REPLIES = frozenset({"ui_tree", "dom_snapshot", "state_update", "screenshot"})
+
+Deliver = Callable[[str, "dict[str, Any] | None"], None]
+
+
+def new_session_id() -> str:
+    """128 random bits: the id is a capability (whoever has it may join as an app)."""
+    return secrets.token_urlsafe(16)
+
+
+class Outbox:
+    """A bounded queue of outgoing frames; ``wake`` tells the consumer there is something to take."""
+
+    def __init__(self, wake: Callable[[], None], limit: int = OUTBOX_LIMIT) -> None:
+        self._items: deque[str] = deque()
+        self._lock = threading.Lock()
+        self._wake = wake
+        self.limit = limit
+        self.dropped = 0          # since the consumer last took (it tells its client)
+        self.total_dropped = 0
+        self.last_take = time.monotonic()
+
+    def put(self, text: str) -> bool:
+        """Queue one frame; False when the consumer is stalled and should be cut loose."""
+        stalled = False
+        with self._lock:
+            if len(self._items) >= self.limit:
+                self._items.popleft()
+                self.dropped += 1
+                self.total_dropped += 1
+                stalled = time.monotonic() - self.last_take > SLOW_S
+            self._items.append(text)
+        self._wake()
+        return not stalled
+
+    def take(self) -> tuple[list[str], int]:
+        """Everything queued, and how many frames were dropped before it."""
+        with self._lock:
+            items, self._items = list(self._items), deque()
+            dropped, self.dropped = self.dropped, 0
+            self.last_take = time.monotonic()
+        return items, dropped
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+@dataclass(eq=False)
+class Peer:
+    """One member of a session.
+
+    ``deliver(text, msg)`` hands it a frame (the JSON text, and the parsed message when there is
+    one); it must not block. ``close(code, reason)`` ends its connection; the transport then calls
+    :meth:`Hub.leave`.
+    """
+
+    role: str                       # "app" or "agent"
+    id: str
+    deliver: Deliver
+    close: Callable[[int, str], None] = lambda code, reason: None
+    info: dict[str, Any] = field(default_factory=dict)   # what GET /debug/sessions shows
+    outbox: Outbox | None = None
+    connected_at: float = field(default_factory=time.time)
+
+    def describe(self) -> dict[str, Any]:
+        out = {("appId" if self.role == "app" else "agentId"): self.id,
+               "connectedSince": _iso(self.connected_at), **self.info}
+        if self.outbox is not None:
+            out["queued"] = len(self.outbox)
+            out["dropped"] = self.outbox.total_dropped
+        return out
+
+
+def queued_peer(role: str, peer_id: str, wake: Callable[[], None], close: Callable[[int, str], None],
+                info: dict[str, Any] | None = None) -> Peer:
+    """A peer whose frames wait in an outbox for its own thread to send (a WebSocket, the CLI)."""
+    box = Outbox(wake)
+    peer = Peer(role, peer_id, lambda text, msg: None, close, info or {}, box)
+
+    def deliver(text: str, msg: dict[str, Any] | None) -> None:
+        if not box.put(text):
+            log.warning("debug: %s %s takes nothing and has lost %d messages; cutting it loose",
+                        role, peer_id, box.total_dropped)
+            close(1008, "too slow: the outbox overflowed")
+
+    peer.deliver = deliver
+    return peer
+
+
+class Session:
+    def __init__(self, session_id: str, *, tab_id: str | None = None) -> None:
+        self.id = session_id
+        self.tab_id = tab_id            # set when the CDP side of a tab is this session's app
+        self.created_at = time.time()
+        self.apps: dict[str, Peer] = {}
+        self.agents: dict[str, Peer] = {}
+        self.greetings: dict[str, list[str]] = {}   # appId -> its hello and capabilities frames
+        # requestId -> who gets its answer, and whether that is an agent (who sees data replies anyway)
+        self.pending: OrderedDict[str, tuple[Deliver, bool]] = OrderedDict()
+        self.messages = 0
+        self.invalid = 0
+        self.ended = False
+        self._lock = threading.Lock()
+        # Server-Sent Events: the last messages with their ids, and a condition to wait for more.
+        self.history: deque[tuple[int, str, str]] = deque(maxlen=HISTORY_LIMIT)
+        self.last_event_id = 0
+        self.changed = threading.Condition(self._lock)
+
+    # --- membership
+
+    def members(self, role: str) -> list[Peer]:
+        with self._lock:
+            return list((self.apps if role == "app" else self.agents).values())
+
+    def describe(self) -> dict[str, Any]:
+        with self._lock:
+            apps, agents = list(self.apps.values()), list(self.agents.values())
+        dropped = sum(p.outbox.total_dropped for p in apps + agents if p.outbox is not None)
+        out = {"sessionId": self.id, "createdAt": _iso(self.created_at),
+               "apps": [p.describe() for p in apps], "agents": [p.describe() for p in agents],
+               "messages": self.messages, "dropped": dropped, "invalid": self.invalid}
+        if self.tab_id:
+            out["tabId"] = self.tab_id
+        return out
+
+    # --- the SSE record
+
+    def record(self, kind: str, text: str) -> None:
+        with self.changed:
+            self.last_event_id += 1
+            self.history.append((self.last_event_id, kind, text))
+            self.changed.notify_all()
+
+    def since(self, event_id: int) -> tuple[list[tuple[int, str, str]], int]:
+        """Messages after ``event_id`` still held, and how many after it were already dropped."""
+        with self._lock:
+            held = [h for h in self.history if h[0] > event_id]
+            first = held[0][0] if held else self.last_event_id + 1
+        return held, max(0, first - event_id - 1)
+
+    def wait_after(self, event_id: int, timeout_s: float) -> None:
+        with self.changed:
+            if self.last_event_id <= event_id and not self.ended:
+                self.changed.wait(timeout_s)
+
+
+class Hub:
+    """Every debug session of this process, and the cap on long-lived connections."""
+
+    def __init__(self, *, max_connections: int = 16, allowed_origins: tuple[str, ...] = (),
+                 strict_sessions: bool = True) -> None:
+        self.max_connections = max_connections
+        # True: an unknown session id is refused (the bridge hands ids out). False: the standalone
+        # command's one session, where a wrong id is closed with 4000 as by the original.
+        self.strict_sessions = strict_sessions
+        self.allowed_origins = allowed_origins
+        self._sessions: dict[str, Session] = {}
+        self._lock = threading.Lock()
+        self._slots = 0
+        self.closing = False
+
+    # --- sessions
+
+    def create(self, session_id: str | None = None, *, tab_id: str | None = None) -> Session:
+        with self._lock:
+            sid = session_id or new_session_id()
+            session = self._sessions.get(sid)
+            if session is None:
+                session = self._sessions[sid] = Session(sid, tab_id=tab_id)
+            elif tab_id:
+                session.tab_id = tab_id
+            return session
+
+    def get(self, session_id: str) -> Session | None:
+        with self._lock:
+            return self._sessions.get(session_id)
+
+    def for_tab(self, tab_id: str) -> Session | None:
+        with self._lock:
+            return next((s for s in self._sessions.values() if s.tab_id == tab_id), None)
+
+    def sessions(self) -> list[Session]:
+        with self._lock:
+            return list(self._sessions.values())
+
+    def delete(self, session_id: str) -> bool:
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is None:
+            return False
+        self._end(session, 1000, "session ended")
+        return True
+
+    def close_all(self) -> None:
+        """Shutdown: every connection closes and every stream ends, now."""
+        self.closing = True
+        for session in self.sessions():
+            self._end(session, 1001, "server shutting down")
+
+    def _end(self, session: Session, code: int, reason: str) -> None:
+        with session.changed:
+            session.ended = True
+            session.changed.notify_all()
+        for peer in session.members("app") + session.members("agent"):
+            peer.close(code, reason)
+
+    # --- the cap on connections that hold a request thread (WebSockets, SSE)
+
+    def acquire_slot(self) -> bool:
+        with self._lock:
+            if self.closing or self._slots >= self.max_connections:
+                return False
+            self._slots += 1
+            return True
+
+    def release_slot(self) -> None:
+        with self._lock:
+            self._slots -= 1
+
+    @property
+    def connections(self) -> int:
+        return self._slots
+
+    def origin_allowed(self, origin: str | None) -> bool:
+        return not self.allowed_origins or (origin or "") in self.allowed_origins
+
+    # --- joining and leaving
+
+    def join(self, session: Session, peer: Peer) -> None:
+        with session._lock:
+            group = session.apps if peer.role == "app" else session.agents
+            old = group.get(peer.id)
+            group[peer.id] = peer
+            greetings = [(app_id, list(frames)) for app_id, frames in session.greetings.items()]
+        if old is not None:   # the same appId again (a reload that raced its own disconnect)
+            old.close(1000, "replaced by a new connection")
+        self._announce(session, peer, f"{peer.role}_connected")
+        if peer.role == "agent":
+            # A late agent learns who is there as if it had seen them join.
+            for app_id, frames in greetings:
+                event = protocol.connection_event(session.id, "app_connected", appId=app_id,
+                                                  **self._counts(session))
+                peer.deliver(dumps(event), event)
+                for text in frames:
+                    peer.deliver(text, None)
+
+    def leave(self, session: Session, peer: Peer) -> None:
+        with session._lock:
+            group = session.apps if peer.role == "app" else session.agents
+            if group.get(peer.id) is not peer:
+                return
+            del group[peer.id]
+            if peer.role == "app":
+                session.greetings.pop(peer.id, None)
+            else:
+                for rid in [rid for rid, (to, _) in session.pending.items() if to == peer.deliver]:
+                    del session.pending[rid]
+        self._announce(session, peer, f"{peer.role}_disconnected")
+
+    def _counts(self, session: Session) -> dict[str, Any]:
+        with session._lock:
+            return {"connectedApps": list(session.apps), "connectedAgents": len(session.agents)}
+
+    def _announce(self, session: Session, peer: Peer, event: str) -> None:
+        fields: dict[str, Any] = {"appId": peer.id} if peer.role == "app" else {"agentId": peer.id}
+        msg = protocol.connection_event(session.id, event, **fields, **self._counts(session))
+        text = dumps(msg)
+        session.record("connection_event", text)
+        for other in session.members("app") + session.members("agent"):
+            if other is not peer:
+                other.deliver(text, msg)
+
+    # --- messages
+
+    def from_app(self, session: Session, peer: Peer, text: str | None = None,
+                 msg: dict[str, Any] | None = None) -> None:
+        """A frame from an app: telemetry to every agent, a command's result to its sender."""
+        if msg is None:
+            try:
+                msg = protocol.parse_app_frame(text or "")
+            except protocol.FrameError as e:
+                self._invalid(session, peer, e.reason)
+                return
+        elif text is None:
+            text = dumps(msg)
+        assert text is not None
+        session.messages += 1
+        kind = msg["type"]
+        if kind in ("hello", "capabilities"):
+            self._greeting(session, peer, kind, text, msg)
+        session.record(kind, text)
+        request_id = msg.get("requestId")
+        if request_id is not None and (kind == "command_result" or kind in DATA_REPLIES):
+            with session._lock:
+                reply_to, to_agent = session.pending.pop(request_id, (None, False))
+            if reply_to is not None and kind == "command_result":
+                reply_to(text, msg)
+                return
+            if reply_to is not None and not to_agent:
+                reply_to(text, msg)   # a REST caller waiting for its data reply; agents see it too
+        for agent in session.members("agent"):
+            agent.deliver(text, msg)
+
+    def _greeting(self, session: Session, peer: Peer, kind: str, text: str, msg: dict[str, Any]) -> None:
+        with session._lock:
+            frames = session.greetings.setdefault(peer.id, [])
+            if kind == "hello":
+                frames.clear()
+                peer.info.update({k: msg[k] for k in ("appName", "appVersion", "url") if k in msg})
+            frames.append(text)
+
+    def from_agent(self, session: Session, peer: Peer, text: str) -> None:
+        """A command from an agent: to every app of the session; its result comes back to this agent."""
+        try:
+            msg = protocol.parse_agent_frame(text)
+        except protocol.FrameError as e:
+            if e.request_id is None and e.type is None:
+                self._invalid(session, peer, e.reason)
+                return
+            session.invalid += 1
+            answer = protocol.command_result(session.id, e.request_id or "", e.type or "", success=False,
+                                             duration_ms=0, error_code="INVALID_COMMAND", message=e.reason)
+            peer.deliver(dumps(answer), answer)
+            return
+        self.command(session, msg, text, peer.deliver, to_agent=True)
+
+    def command(self, session: Session, msg: dict[str, Any], text: str | None, reply_to: Deliver, *,
+                to_agent: bool = False) -> None:
+        """Send a parsed command to the session's apps; ``reply_to`` gets its command_result."""
+        text = text or dumps(msg)
+        session.messages += 1
+        apps = session.members("app")
+        if not apps:
+            answer = protocol.command_result(
+                session.id, msg["requestId"], msg["type"], success=False, duration_ms=0,
+                error_code="UNKNOWN_ERROR", message=f"no app is connected to session {session.id}")
+            answer["noApp"] = True
+            reply_to(dumps(answer), answer)
+            return
+        with session._lock:
+            session.pending[msg["requestId"]] = (reply_to, to_agent)
+            while len(session.pending) > PENDING_LIMIT:
+                session.pending.popitem(last=False)
+        session.record("command", text)
+        for app in apps:
+            app.deliver(text, msg)
+
+    def _invalid(self, session: Session, peer: Peer, reason: str) -> None:
+        session.invalid += 1
+        if session.invalid <= INVALID_LOGGED or session.invalid % 1000 == 0:
+            log.info("debug: session %s: dropped a frame from %s %s (%s); %d so far",
+                     session.id[:6], peer.role, peer.id, reason, session.invalid)
+
+    def stream(self, session: Session, last_id: int, types: frozenset[str] | None,
+               heartbeat_s: float) -> Iterator[tuple[int | None, str]]:
+        """(event id, text) pairs for an SSE subscriber, from after ``last_id`` until the session ends.
+
+        A (None, "") pair is a heartbeat; a "dropped" notice leads when the subscriber fell behind
+        the held history.
+        """
+        while True:
+            held, lost = session.since(last_id)
+            if lost and last_id:
+                yield None, dumps(protocol.envelope(session.id, "dropped", origin="server", count=lost))
+            for event_id, kind, text in held:
+                last_id = event_id
+                if types is None or kind in types:
+                    yield event_id, text
+            if session.ended or self.closing:
+                return
+            if not held:
+                session.wait_after(last_id, heartbeat_s)
+                if session.since(last_id)[0] == [] and not session.ended:
+                    yield None, ""
+
+
+def dumps(msg: dict[str, Any]) -> str:
+    return json.dumps(msg, separators=(",", ":"), ensure_ascii=False)
+
+
+def _iso(ts: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))

@@ -1,0 +1,153 @@
+"""WebSocket ``/debug?sessionId=&role=app|agent``: one connection, one peer of a debug session.
+
+flask-sock (simple-websocket) does the handshake and the framing on the same Flask app, under
+gunicorn's gthread worker or werkzeug's threaded server alike. simple-websocket reads the socket
+on a thread of its own and sets ``ws.event`` when a frame arrives; our outbox sets the same event
+when there is something to send, so the connection's request thread does both directions and is
+the only thread that writes frames (the deflate state is not thread-safe).
+
+Checks happen before the upgrade, as HTTP answers: an unknown session is 404 (the bridge; the
+standalone ``pinchtab debug connect`` accepts and closes with 4000 "Invalid session" as the
+original did), the agent role needs the bearer token, an app's Origin may be limited, and past
+``debug.maxConnections`` the answer is 503 with Retry-After.
+"""
+from __future__ import annotations
+
+import itertools
+import socket
+import threading
+import time
+from typing import Any
+
+from flask import Blueprint, Flask, current_app, g, request
+from flask_sock import Sock
+from simple_websocket import ConnectionClosed
+
+from ..errors import BadRequest, Forbidden, NotFound, Unavailable
+from . import protocol
+from .hub import Hub, Peer, Session, dumps, queued_peer
+
+bp = Blueprint("debug_socket", __name__)
+sock = Sock()
+
+IDLE_WAKE_S = 5.0          # the connection thread looks at the hub's state at least this often
+CLOSE_GRACE_S = 1.0        # a close that cannot be sent in this time (stalled client) drops the socket
+RETRY_AFTER_S = 5
+INVALID_SESSION = 4000     # the original's close code for a wrong session id
+_agent_ids = itertools.count(1)
+
+
+def hub() -> Hub:
+    return current_app.extensions["pinchtab.debug"]
+
+
+def is_public(req: Any) -> bool:
+    """An app joins with the session id as its capability (a page cannot send a bearer token)."""
+    return req.path == "/debug" and req.args.get("role", "app") != "agent"
+
+
+@bp.before_request
+def admit() -> None:
+    h = hub()
+    role = request.args.get("role", "app")
+    if role not in ("app", "agent"):
+        raise BadRequest(f"unknown role {role!r}: use app or agent", code="bad_role")
+    session = h.get(request.args.get("sessionId", ""))
+    if session is None and h.strict_sessions:
+        raise NotFound("unknown debug session", code="session_not_found")
+    if role == "app" and not h.origin_allowed(request.headers.get("Origin")):
+        raise Forbidden("this page's origin may not join debug sessions (debug.allowedOrigins)",
+                        code="origin_not_allowed")
+    if not h.acquire_slot():
+        raise Unavailable("too many debug connections; try again later", code="too_many_connections",
+                          headers={"Retry-After": str(RETRY_AFTER_S)})
+    g.debug_slot = True
+    g.debug_session = session
+
+
+@bp.teardown_request
+def release(_exc: BaseException | None) -> None:
+    if g.pop("debug_slot", False):
+        hub().release_slot()
+
+
+@sock.route("/debug", bp=bp)
+def debug_socket(ws: Any) -> None:
+    h = hub()
+    session: Session | None = g.debug_session
+    if session is None:   # standalone: the original's answer to a wrong session id
+        ws.close(INVALID_SESSION, "Invalid session")
+        return
+    role = request.args.get("role", "app")
+    if role == "app":
+        peer_id = request.args.get("appId") or f"app-{int(time.time() * 1000)}"
+        info = {"origin": request.headers.get("Origin"), "kind": "sdk"}
+    else:
+        peer_id = request.args.get("agentId") or f"agent-{next(_agent_ids)}"
+        info = {"remote": request.remote_addr}
+    Connection(ws, h, session, role, peer_id, info).run()
+
+
+class Connection:
+    """The loop of one WebSocket peer: frames in to the hub, the outbox out to the socket."""
+
+    def __init__(self, ws: Any, h: Hub, session: Session, role: str, peer_id: str, info: dict[str, Any]) -> None:
+        self.ws = ws
+        self.hub = h
+        self.session = session
+        self.closing: tuple[int, str] | None = None
+        self.peer: Peer = queued_peer(role, peer_id, ws.event.set, self.close, info)
+        self._handle = h.from_app if role == "app" else h.from_agent
+
+    def close(self, code: int, reason: str) -> None:
+        """From any thread: the connection thread sends the close; a stalled one loses its socket."""
+        if self.closing is None:
+            self.closing = (code, reason)
+        self.ws.event.set()
+        timer = threading.Timer(0 if code == 1008 else CLOSE_GRACE_S, self._drop)
+        timer.daemon = True
+        timer.start()
+
+    def _drop(self) -> None:
+        if self.ws.connected:
+            try:
+                self.ws.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def run(self) -> None:
+        ws, peer = self.ws, self.peer
+        self.hub.join(self.session, peer)
+        try:
+            while ws.connected and self.closing is None:
+                ws.event.wait(IDLE_WAKE_S)
+                ws.event.clear()
+                while (frame := ws.receive(timeout=0)) is not None:
+                    if isinstance(frame, bytes):
+                        frame = frame.decode("utf-8", "replace")
+                    self._handle(self.session, peer, frame)
+                self._flush()
+            if self.closing is not None and ws.connected:
+                self._flush()
+                ws.close(*self.closing)
+        except (ConnectionClosed, OSError):
+            pass
+        finally:
+            self.hub.leave(self.session, peer)
+
+    def _flush(self) -> None:
+        assert self.peer.outbox is not None
+        items, dropped = self.peer.outbox.take()
+        if dropped:
+            notice = protocol.envelope(self.session.id, "dropped", origin="server", count=dropped,
+                                       total=self.peer.outbox.total_dropped)
+            self.ws.send(dumps(notice))
+        for text in items:
+            self.ws.send(text)
+
+
+def init_sockets(app: Flask, h: Hub, max_frame_bytes: int) -> None:
+    app.extensions["pinchtab.debug"] = h
+    # simple-websocket closes with 1009 when a message grows past max_message_size.
+    app.config["SOCK_SERVER_OPTIONS"] = {"max_message_size": max_frame_bytes, "ping_interval": 25}
+    app.register_blueprint(bp)

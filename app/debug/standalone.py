@@ -1,0 +1,80 @@
+"""``pinchtab debug connect``'s server: the debug blueprints alone, no browser, one session.
+
+It is the original ``debug-bridge connect``: a WebSocket server at ``/debug`` for one session id
+the user chose, whose one agent is this process (its stdin and stdout). It runs on werkzeug's
+threaded server in a thread of the CLI's process rather than under gunicorn: the agent is this
+process's terminal, and a forking server would take stdin from it. Beyond loopback it needs the
+bearer token, like every Pinchtab server; apps are then admitted by the session id alone (and
+``debug.allowedOrigins``), so the id must be long enough not to be guessed.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from flask import Flask
+from werkzeug.serving import BaseWSGIServer, make_server
+
+from .. import auth, errors
+from ..config import Config, ConfigError, is_loopback
+from ..jsonprovider import JSONProvider
+from ..openapi import init_api
+from . import init_debug
+from .hub import Hub, Session
+
+MIN_EXPOSED_SESSION_LEN = 16
+
+
+def create_debug_app(config: Config) -> Flask:
+    app = Flask("pinchtab-debug")
+    app.json = JSONProvider(app)
+    api = init_api(app, "Pinchtab debug bridge", "Live telemetry sessions between web apps and agents.")
+    errors.register(app)
+    auth.register(app, config.server.token)
+    init_debug(app, api, config, strict_sessions=False)
+    return app
+
+
+def check_exposure(host: str, session_id: str, token: str) -> None:
+    if is_loopback(host) or host == "localhost":
+        return
+    if not token:
+        raise ConfigError("server.token", f"listening on {host} needs a token: set PINCHTAB_TOKEN or server.token "
+                                          "(agents must send it; apps join with the session id)")
+    if len(session_id) < MIN_EXPOSED_SESSION_LEN:
+        raise ConfigError("--session", f"beyond loopback the session id is what admits an app: use one of at least "
+                                       f"{MIN_EXPOSED_SESSION_LEN} random characters")
+
+
+class StandaloneServer:
+    """The WebSocket server of one session, serving on a thread until :meth:`stop`."""
+
+    def __init__(self, config: Config, host: str, port: int, session_id: str) -> None:
+        check_exposure(host, session_id, config.server.token)
+        self.app = create_debug_app(config)
+        self.hub: Hub = self.app.extensions["pinchtab.debug"]
+        self.session: Session = self.hub.create(session_id)
+        self.host = host
+        self.server: BaseWSGIServer = make_server(host, port, self.app, threaded=True)
+        self.port = self.server.server_port
+        self._thread = threading.Thread(target=self.server.serve_forever, name="debug-server", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"ws://{host}:{self.port}/debug"
+
+    def start(self) -> "StandaloneServer":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.hub.close_all()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> "StandaloneServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()

@@ -1,0 +1,1 @@
+/* Pinchtab debug SDK: being written */
