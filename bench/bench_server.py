@@ -33,23 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import pages  # noqa: E402
-from bench.common import med_ms, pct_ms, wait_for  # noqa: E402
+from bench.common import med_ms, pct_ms, rss_mb, wait_for  # noqa: E402
 from bench.processes import ServerExited, ServerSubprocess, free_port  # noqa: E402
 
 TOKEN = "bench-token"
-
-
-def rss_mb(pid: int | None) -> float:
-    if pid is None:
-        return float("nan")
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
 
 
 def children_matching(parent: int, needle: bytes) -> list[int]:

@@ -27,6 +27,20 @@ def group_cpu_s(pgid: int) -> float | None:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def rss_mb(pid: int | None) -> float:
+    """Resident memory of a process in MiB (NaN where it cannot be read)."""
+    if pid is None:
+        return float("nan")
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     """(seconds, result) of one call."""
     t0 = time.perf_counter()

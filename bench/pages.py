@@ -131,7 +131,7 @@ def small_page() -> str:
 
 
 def serve(pages: dict[str, str]) -> tuple[str, Callable[[], None]]:
-    """Serve ``path -> HTML`` on 127.0.0.1 (ephemeral port) in a daemon thread.
+    """Serve ``path -> HTML`` (or JavaScript, for paths ending in .js) on 127.0.0.1 (ephemeral port) in a daemon thread.
 
     Returns ``(base_url, stop)``; ``base_url`` has no trailing slash, so a page
     registered as ``"/controls"`` is at ``base_url + "/controls"``. Paths are
@@ -149,8 +149,10 @@ def serve(pages: dict[str, str]) -> tuple[str, Callable[[], None]]:
             if body is None:
                 body, status = b"not found", 404
                 ctype = "text/plain; charset=utf-8"
-            else:
-                status, ctype = 200, "text/html; charset=utf-8"
+            else:  # pages, and the scripts a page loads (modules need a JavaScript type)
+                status = 200
+                script = path.endswith((".js", ".mjs"))
+                ctype = "text/javascript; charset=utf-8" if script else "text/html; charset=utf-8"
             self.send_response(status)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body)))

@@ -19,7 +19,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 try:  # `python -m bench.peers` / imported as part of bench
-    from bench import pages
+    from bench import npm, pages
 except ImportError:  # `python bench/peers.py`
+    import npm  # type: ignore[no-redef]
     import pages  # type: ignore[no-redef]
 
 PACKAGE = "@playwright/mcp"
@@ -42,7 +42,6 @@ OFFLINE_CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 
-INSTALL_TIMEOUT_S = 300.0
 START_TIMEOUT_S = 60.0
 NAVIGATE_TIMEOUT_S = 120.0
 CALL_TIMEOUT_S = 180.0
@@ -70,60 +69,10 @@ def count_tokens(text: str) -> int:
 # install / locate
 
 
-def _cache_dir() -> Path:
-    override = os.environ.get("PINCHTAB_BENCH_CACHE")
-    if override:
-        base = Path(override)
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pinchtab-bench"
-    return base / "playwright-mcp"
-
-
-def _cli_path(prefix: Path) -> Path:
-    return prefix / "node_modules" / "@playwright" / "mcp" / "cli.js"
-
-
-def _installed_version(prefix: Path) -> str | None:
-    try:
-        meta = json.loads((prefix / "node_modules" / "@playwright" / "mcp" / "package.json").read_text())
-    except (OSError, ValueError):
-        return None
-    return str(meta.get("version") or "") or None
-
-
-def _install_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1"
-    return env
-
-
-@functools.lru_cache(maxsize=1)
 def _ensure_installed() -> tuple[Path | None, str | None]:
-    """Install the package into the cache dir once; return (cli.js, reason-if-not)."""
-    if shutil.which("node") is None:
-        return None, "node is not on PATH"
-    prefix = _cache_dir()
-    cli = _cli_path(prefix)
-    if cli.is_file():
-        return cli, None
-    npm = shutil.which("npm")
-    if npm is None:
-        return None, "npm is not on PATH"
-    prefix.mkdir(parents=True, exist_ok=True)
-    cmd = [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error", PACKAGE]
-    try:
-        proc = subprocess.run(
-            cmd, env=_install_env(), capture_output=True, text=True,
-            timeout=INSTALL_TIMEOUT_S, stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        return None, f"npm install {PACKAGE} timed out after {INSTALL_TIMEOUT_S:.0f}s"
-    except OSError as exc:
-        return None, f"npm install {PACKAGE} failed to start: {exc}"
-    if proc.returncode != 0 or not cli.is_file():
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-        return None, f"npm install {PACKAGE} failed (exit {proc.returncode}): " + " | ".join(tail)
-    return cli, None
+    """Playwright MCP's cli.js, installed once into the bench cache; (cli.js, None) or (None, why)."""
+    folder, reason = npm.ensure_package(PACKAGE, "playwright-mcp")
+    return (folder / "cli.js", None) if folder is not None else (None, reason)
 
 
 def playwright_available() -> str | None:
@@ -155,7 +104,7 @@ class _Server:
         self.server_version: str | None = None
         self.command: list[str] = []
 
-    async def __aenter__(self) -> "_Server":
+    async def __aenter__(self) -> _Server:
         from contextlib import AsyncExitStack
 
         from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -163,7 +112,7 @@ class _Server:
         cli, reason = _ensure_installed()
         if cli is None:
             raise RuntimeError(f"Playwright MCP unavailable: {reason}")
-        self.version = _installed_version(cli.parent.parent.parent.parent)
+        self.version = npm.installed_version(cli.parent)
         self._tmp = tempfile.TemporaryDirectory(prefix="pinchtab-bench-pwmcp-")
         tmp = Path(self._tmp.name)
         config = tmp / "config.json"

@@ -54,7 +54,7 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
     for module in (tabs, navigation, snapshot, actions, content, evaluate, locate, meta, transfer, saved_state,
                    inspect, logs, cookies, dialogs, stealth, debug):
         api.register_blueprint(module.bp)
-    hub = init_debug(app, api, config)
+    hub = init_debug(app, api, config, store=config.server.state_dir / "debug" / "sessions.json")
     app.extensions.setdefault("pinchtab.on_shutdown", []).append(hub.close_all)
 
     @app.before_request

@@ -6,6 +6,7 @@ standalone ``pinchtab debug connect`` serve the same blueprints.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from flask import Flask
@@ -15,11 +16,13 @@ from ..config import Config
 from .hub import Hub
 
 
-def init_debug(app: Flask, api: Any, config: Config, *, strict_sessions: bool = True) -> Hub:
+def init_debug(app: Flask, api: Any, config: Config, *, strict_sessions: bool = True,
+               store: Path | None = None) -> Hub:
+    """Serve debug sessions on ``app``; ``store`` keeps the ids of made sessions across restarts."""
     from . import routes, sockets
 
     hub = Hub(max_connections=config.debug.max_connections, allowed_origins=config.debug.allowed_origins,
-              strict_sessions=strict_sessions)
+              strict_sessions=strict_sessions, store=store)
     sockets.init_sockets(app, hub, config.debug.max_frame_bytes)
     routes.init_routes(app, api)
     auth.allow_public(app, sockets.is_public)

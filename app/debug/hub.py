@@ -21,8 +21,10 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from ..files import write_atomic
 from . import protocol
 
 log = logging.getLogger(__name__)
@@ -32,6 +34,7 @@ HISTORY_LIMIT = 1000    # messages a session keeps for SSE subscribers (and Last
 PENDING_LIMIT = 1024    # commands awaiting their result, per session; the oldest are forgotten
 SLOW_S = 10.0           # an overflowing peer that took nothing for this long is cut loose
 INVALID_LOGGED = 20     # bad frames logged per session; after that, every 1000th
+MAX_SESSIONS = 256      # sessions one process holds; past it, creating one is refused
 # Commands answered with a data message carrying their requestId rather than a command_result.
 DATA_REPLIES = frozenset({"ui_tree", "dom_snapshot", "state_update", "screenshot"})
 
@@ -179,11 +182,20 @@ class Session:
                 self.changed.wait(timeout_s)
 
 
+class TooManySessions(Exception):
+    """The process holds MAX_SESSIONS sessions already."""
+
+
 class Hub:
-    """Every debug session of this process, and the cap on long-lived connections."""
+    """Every debug session of this process, and the cap on long-lived connections.
+
+    With a ``store`` file, the ids of sessions made by ``POST /debug/sessions`` outlive a restart:
+    a page holding one reconnects (the SDKs retry with backoff) and is back in its session. The
+    file is written atomically, 0600: each id is a capability.
+    """
 
     def __init__(self, *, max_connections: int = 16, allowed_origins: tuple[str, ...] = (),
-                 strict_sessions: bool = True) -> None:
+                 strict_sessions: bool = True, store: Path | None = None) -> None:
         self.max_connections = max_connections
         # True: an unknown session id is refused (the bridge hands ids out). False: the standalone
         # command's one session, where a wrong id is closed with 4000 as by the original.
@@ -193,15 +205,24 @@ class Hub:
         self._lock = threading.Lock()
         self._slots = 0
         self.closing = False
+        self.store = store
+        for sid, created_at in self._load().items():
+            self._sessions[sid] = Session(sid)
+            self._sessions[sid].created_at = created_at
 
     # --- sessions
 
     def create(self, session_id: str | None = None, *, tab_id: str | None = None) -> Session:
+        """A new session (or the named one); TooManySessions past MAX_SESSIONS."""
         with self._lock:
             sid = session_id or new_session_id()
             session = self._sessions.get(sid)
             if session is None:
+                if len(self._sessions) >= MAX_SESSIONS:
+                    raise TooManySessions(f"{MAX_SESSIONS} debug sessions are open; delete one first")
                 session = self._sessions[sid] = Session(sid, tab_id=tab_id)
+                if tab_id is None:
+                    self._save()
             elif tab_id:
                 session.tab_id = tab_id
             return session
@@ -221,6 +242,8 @@ class Hub:
     def delete(self, session_id: str) -> bool:
         with self._lock:
             session = self._sessions.pop(session_id, None)
+            if session is not None and session.tab_id is None:
+                self._save()
         if session is None:
             return False
         self._end(session, 1000, "session ended")
@@ -238,6 +261,28 @@ class Hub:
             session.changed.notify_all()
         for peer in session.members("app") + session.members("agent"):
             peer.close(code, reason)
+
+    # --- the ids that outlive a restart (sessions of tabs end with their tabs, so are not kept)
+
+    def _load(self) -> dict[str, float]:
+        if self.store is None or not self.store.exists():
+            return {}
+        try:
+            saved = json.loads(self.store.read_text(encoding="utf-8"))
+            return {str(k): float(v) for k, v in saved["sessions"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            log.warning("debug: ignoring unreadable session store %s (%s)", self.store, e)
+            return {}
+
+    def _save(self) -> None:
+        """Called with the lock held."""
+        if self.store is None:
+            return
+        kept = {sid: s.created_at for sid, s in self._sessions.items() if s.tab_id is None}
+        try:
+            write_atomic(self.store, json.dumps({"sessions": kept}).encode())
+        except OSError as e:  # the sessions still work; they just will not survive a restart
+            log.warning("debug: could not save the session ids (%s)", e.strerror)
 
     # --- the cap on connections that hold a request thread (WebSockets, SSE)
 

@@ -8,21 +8,20 @@ app joins with the id alone (a page cannot send a bearer token), an agent with t
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from importlib import resources
 from typing import Any
 from urllib.parse import quote
 
-from flask import Flask, Response, current_app, jsonify, request
+from flask import Flask, Response, current_app, request
 from marshmallow import EXCLUDE, Schema, fields, validate
 
 from .. import auth
 from ..errors import BadRequest, Conflict, NotFound, Unavailable
 from ..openapi import TEXT, Blueprint
 from . import protocol
-from .hub import Hub, Session, dumps
+from .hub import Hub, Session, TooManySessions, dumps
 
 bp = Blueprint("debug", __name__)
 
@@ -56,7 +55,8 @@ def session_urls(session_id: str) -> dict[str, str]:
 
 
 class SessionCreated(Schema):
-    sessionId = fields.String(required=True, metadata={"description": "an unguessable id: whoever holds it may join as an app"})
+    sessionId = fields.String(required=True,
+                              metadata={"description": "an unguessable id: whoever holds it may join as an app"})
     appUrl = fields.String(required=True)
     agentUrl = fields.String(required=True)
     sdkUrl = fields.String(required=True)
@@ -67,7 +67,8 @@ class SessionInfo(Schema):
     sessionId = fields.String(required=True)
     createdAt = fields.String()
     tabId = fields.String()
-    apps = fields.List(fields.Dict(), metadata={"description": "appId, appName, url, origin, kind (sdk or tab), connectedSince"})
+    apps = fields.List(fields.Dict(),
+                       metadata={"description": "appId, appName, url, origin, kind (sdk or tab), connectedSince"})
     agents = fields.List(fields.Dict(), metadata={"description": "agentId, connectedSince, queued, dropped"})
     messages = fields.Integer()
     dropped = fields.Integer()
@@ -107,7 +108,10 @@ class EventsQuery(Schema):
 @bp.response(201, SessionCreated)
 def create_session() -> Any:
     """Start a debug session: apps join with its id, agents with the id and the bearer token."""
-    session = hub().create()
+    try:
+        session = hub().create()
+    except TooManySessions as e:
+        raise Conflict(str(e), code="too_many_sessions") from None
     return {"sessionId": session.id, **session_urls(session.id)}
 
 
@@ -138,14 +142,15 @@ def delete_session(session_id: str) -> Any:
 
 @bp.post("/debug/sessions/<session_id>/commands")
 @bp.arguments(CommandSchema, unknown=EXCLUDE)
-@bp.response(200, protocol.Message, description="the app's command_result (or its data reply: ui_tree, dom_snapshot, state_update, screenshot)")
+@bp.response(200, protocol.Message, description="the app's command_result (or its data reply: ui_tree, "
+                                               "dom_snapshot, state_update, screenshot)")
 def send_command(req: dict[str, Any], session_id: str) -> Any:
     """Send one command to the session's apps and wait for its answer (for callers without a WebSocket)."""
     session = session_or_404(session_id)
     body = request.get_json(silent=True) or {}
     body.pop("timeout", None)
-    msg = protocol.envelope(session.id, req["type"], **{k: v for k, v in body.items()
-                                                          if k not in ("protocolVersion", "sessionId", "timestamp", "type")})
+    envelope_keys = ("protocolVersion", "sessionId", "timestamp", "type")
+    msg = protocol.envelope(session.id, req["type"], **{k: v for k, v in body.items() if k not in envelope_keys})
     msg.setdefault("requestId", f"rest-{uuid.uuid4().hex[:12]}")
     try:
         msg = protocol.parse_agent_frame(dumps(msg))

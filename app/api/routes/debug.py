@@ -7,17 +7,18 @@ our action engine (app/debug/tab_app.py). The session ends with the tab, or when
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from flask import current_app
 from marshmallow import fields
 
 from cdp.tab import Tab
 
-from ...debug.hub import Hub, Peer, Session
+from ...debug.hub import Hub, Peer, Session, TooManySessions
 from ...debug.routes import session_urls
-from ...errors import NotFound
+from ...errors import Conflict, NotFound
 from ...openapi import Blueprint
 from ..schemas import Loose
 from .common import state, tab
@@ -82,7 +83,10 @@ def attach(req: dict[str, Any], tab_id: str) -> Any:
                 raise NotFound("unknown debug session", code="session_not_found")
             session.tab_id = session.tab_id or target.id
         else:
-            session = h.create(tab_id=target.id)
+            try:
+                session = h.create(tab_id=target.id)
+            except TooManySessions as e:
+                raise Conflict(str(e), code="too_many_sessions") from None
         entry = _start(h, session, target, owns=not req.get("sessionId"))
         debugged[target.id] = entry
     return {"sessionId": session.id, "tabId": target.id, "appId": entry.peer.id, **session_urls(session.id)}

@@ -5,6 +5,8 @@ import json
 import threading
 from typing import Any
 
+import pytest
+
 from app.debug import hub as hub_module
 from app.debug import protocol
 from app.debug.hub import Hub, Outbox, Peer, queued_peer
@@ -153,3 +155,30 @@ def test_memory_stays_bounded_after_many_messages() -> None:
     assert len(s.history) == hub_module.HISTORY_LIMIT
     assert box_peer.outbox is not None and len(box_peer.outbox) == hub_module.OUTBOX_LIMIT
     assert s.describe()["dropped"] >= 20_000 - hub_module.OUTBOX_LIMIT
+
+
+def test_made_sessions_outlive_a_restart_and_tab_sessions_do_not(tmp_path) -> None:
+    store = tmp_path / "debug" / "sessions.json"
+    first = Hub(store=store)
+    kept = first.create().id
+    first.create(tab_id="T1")
+    gone = first.create().id
+    first.delete(gone)
+    assert oct(store.stat().st_mode & 0o777) == "0o600"
+    again = Hub(store=store)
+    assert [s.id for s in again.sessions()] == [kept]
+
+
+def test_an_unreadable_store_is_ignored_not_fatal(tmp_path) -> None:
+    store = tmp_path / "sessions.json"
+    store.write_text("{not json")
+    assert Hub(store=store).sessions() == []
+
+
+def test_sessions_are_capped(monkeypatch) -> None:
+    monkeypatch.setattr(hub_module, "MAX_SESSIONS", 3)
+    h = Hub()
+    for _ in range(3):
+        h.create()
+    with pytest.raises(hub_module.TooManySessions):
+        h.create()
