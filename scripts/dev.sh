@@ -49,6 +49,12 @@ case "$cmd" in
     setup
     # The deployment tests run a real nginx in front of Pinchtab.
     command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || apt_install nginx-light
+    # The page-SDK tests load the npm debug SDK, unchanged, from tests/js/node_modules; reinstall
+    # only when the lockfile changed since the last install.
+    command -v npm >/dev/null 2>&1 || apt_install nodejs npm
+    if [ ! tests/js/node_modules/.package-lock.json -nt tests/js/package-lock.json ]; then
+      npm ci --prefix tests/js --no-audit --no-fund --loglevel=error
+    fi
     PATH="$PWD/.venv/bin:$PATH" exec .venv/bin/python -m pytest -q "$@" ;;
   *) echo "usage: scripts/dev.sh start|test [args]" >&2; exit 2 ;;
 esac

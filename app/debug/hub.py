@@ -35,8 +35,14 @@ PENDING_LIMIT = 1024    # commands awaiting their result, per session; the oldes
 SLOW_S = 10.0           # an overflowing peer that took nothing for this long is cut loose
 INVALID_LOGGED = 20     # bad frames logged per session; after that, every 1000th
 MAX_SESSIONS = 256      # sessions one process holds; past it, creating one is refused
-# Commands answered with a data message carrying their requestId rather than a command_result.
-DATA_REPLIES = frozenset({"ui_tree", "dom_snapshot", "state_update", "screenshot"})
+# Data messages that answer a command (carrying its requestId) rather than a command_result.
+DATA_REPLIES = {"ui_tree": "request_ui_tree", "dom_snapshot": "request_dom_snapshot",
+                "state_update": "request_state", "screenshot": "request_screenshot"}
+# The npm SDK answers every connection_event sent to it with a command_result without a requestId
+# (requestType "connection_event", INVALID_COMMAND): expected noise, neither counted nor logged.
+SDK_ECHO = '"requestType":"connection_event"'
+# What a late agent is told about each app, as if it had been there: who it is, what it can do, where it is.
+GREETINGS = ("hello", "capabilities", "navigation")
 
 Deliver = Callable[[str, "dict[str, Any] | None"], None]
 
@@ -132,9 +138,11 @@ class Session:
         self.created_at = time.time()
         self.apps: dict[str, Peer] = {}
         self.agents: dict[str, Peer] = {}
-        self.greetings: dict[str, list[str]] = {}   # appId -> its hello and capabilities frames
-        # requestId -> who gets its answer, and whether that is an agent (who sees data replies anyway)
-        self.pending: OrderedDict[str, tuple[Deliver, bool]] = OrderedDict()
+        # appId -> its latest hello, capabilities and navigation frames, for agents that join later
+        self.greetings: dict[str, dict[str, str]] = {}
+        # requestId -> who gets its answer, whether that is an agent (who sees data replies anyway),
+        # and the command's type
+        self.pending: OrderedDict[str, tuple[Deliver, bool, str]] = OrderedDict()
         self.messages = 0
         self.invalid = 0
         self.ended = False
@@ -311,7 +319,9 @@ class Hub:
             group = session.apps if peer.role == "app" else session.agents
             old = group.get(peer.id)
             group[peer.id] = peer
-            greetings = [(app_id, list(frames)) for app_id, frames in session.greetings.items()]
+            # Every app already there (joined, whether or not it has said hello yet), with what it said.
+            greetings = [(app_id, list(session.greetings.get(app_id, {}).values()))
+                         for app_id in session.apps if app_id != peer.id]
         if old is not None:   # the same appId again (a reload that raced its own disconnect)
             old.close(1000, "replaced by a new connection")
         self._announce(session, peer, f"{peer.role}_connected")
@@ -333,7 +343,7 @@ class Hub:
             if peer.role == "app":
                 session.greetings.pop(peer.id, None)
             else:
-                for rid in [rid for rid, (to, _) in session.pending.items() if to == peer.deliver]:
+                for rid in [rid for rid, (to, _, _) in session.pending.items() if to == peer.deliver]:
                     del session.pending[rid]
         self._announce(session, peer, f"{peer.role}_disconnected")
 
@@ -359,20 +369,26 @@ class Hub:
             try:
                 msg = protocol.parse_app_frame(text or "")
             except protocol.FrameError as e:
-                self._invalid(session, peer, e.reason)
+                if SDK_ECHO not in (text or ""):
+                    self._invalid(session, peer, e.reason)
                 return
         elif text is None:
             text = dumps(msg)
         assert text is not None
         session.messages += 1
         kind = msg["type"]
-        if kind in ("hello", "capabilities"):
+        if kind in GREETINGS:
             self._greeting(session, peer, kind, text, msg)
         session.record(kind, text)
         request_id = msg.get("requestId")
-        if request_id is not None and (kind == "command_result" or kind in DATA_REPLIES):
+        if kind == "command_result" or kind in DATA_REPLIES:
             with session._lock:
-                reply_to, to_agent = session.pending.pop(request_id, (None, False))
+                if request_id is None and kind in DATA_REPLIES:
+                    # The npm SDK answers request_state without the requestId: it goes to the
+                    # oldest REST caller waiting for that command (agents get it as telemetry).
+                    request_id = next((rid for rid, (_, to_agent, wanted) in session.pending.items()
+                                       if not to_agent and wanted == DATA_REPLIES[kind]), None)
+                reply_to, to_agent, _ = session.pending.pop(request_id or "", (None, False, ""))
             if reply_to is not None and kind == "command_result":
                 reply_to(text, msg)
                 return
@@ -383,11 +399,13 @@ class Hub:
 
     def _greeting(self, session: Session, peer: Peer, kind: str, text: str, msg: dict[str, Any]) -> None:
         with session._lock:
-            frames = session.greetings.setdefault(peer.id, [])
-            if kind == "hello":
+            frames = session.greetings.setdefault(peer.id, {})
+            if kind == "hello":   # a new page: what the old one said no longer holds
                 frames.clear()
                 peer.info.update({k: msg[k] for k in ("appName", "appVersion", "url") if k in msg})
-            frames.append(text)
+            elif kind == "navigation":
+                peer.info["url"] = msg.get("url", peer.info.get("url"))
+            frames[kind] = text
 
     def from_agent(self, session: Session, peer: Peer, text: str) -> None:
         """A command from an agent: to every app of the session; its result comes back to this agent."""
@@ -418,7 +436,7 @@ class Hub:
             reply_to(dumps(answer), answer)
             return
         with session._lock:
-            session.pending[msg["requestId"]] = (reply_to, to_agent)
+            session.pending[msg["requestId"]] = (reply_to, to_agent, msg["type"])
             while len(session.pending) > PENDING_LIMIT:
                 session.pending.popitem(last=False)
         session.record("command", text)

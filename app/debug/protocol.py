@@ -101,7 +101,7 @@ class UiTreeMeta(Open):
     tagName = fields.String(required=True)
     type = fields.String()
     name = fields.String()
-    href = fields.String()
+    href = fields.Raw(metadata={"description": "a string; the npm SDK sends an object for an SVG link"})
     placeholder = fields.String()
 
 
@@ -114,7 +114,7 @@ class UiTreeItem(Open):
     disabled = fields.Boolean(required=True)
     visible = fields.Boolean(required=True)
     checked = fields.Boolean()
-    value = fields.String()
+    value = fields.Raw(metadata={"description": "a string; a number for an <li value> in the npm SDK"})
     meta = fields.Nested(UiTreeMeta, required=True)
 
 
@@ -145,9 +145,11 @@ class StateUpdate(Message):
 
 class Screenshot(Message):
     requestId = fields.String()
-    data = fields.String(required=True, metadata={"description": "base64 PNG"})
+    data = fields.String(required=True, metadata={"description": "base64 PNG (the npm SDK: a data: URL; "
+                                                                  "empty when it failed)"})
     width = fields.Float(required=True)
     height = fields.Float(required=True)
+    error = fields.Nested(Open, metadata={"description": "the npm SDK's failure: {code: SCREENSHOT_FAILED, message}"})
 
 
 class NetworkRequest(Message):

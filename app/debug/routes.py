@@ -170,7 +170,8 @@ def send_command(req: dict[str, Any], session_id: str) -> Any:
     result = answer[0]
     if result.pop("noApp", False):
         raise Conflict(result["error"]["message"], code="no_app")
-    return result
+    # The message as the app sent it: dumped through the envelope's schema, its own fields would go.
+    return Response(dumps(result), mimetype="application/json")
 
 
 @bp.get("/events")

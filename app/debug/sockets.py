@@ -118,6 +118,8 @@ class Connection:
     def run(self) -> None:
         ws, peer = self.ws, self.peer
         self.hub.join(self.session, peer)
+        if self.hub.closing or self.session.ended:   # ended between the upgrade and the join
+            self.close(1001 if self.hub.closing else 1000, "session ended")
         try:
             while ws.connected and self.closing is None:
                 ws.event.wait(IDLE_WAKE_S)

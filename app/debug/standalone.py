@@ -64,7 +64,7 @@ class StandaloneServer:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"ws://{host}:{self.port}/debug"
 
-    def start(self) -> "StandaloneServer":
+    def start(self) -> StandaloneServer:
         self._thread.start()
         return self
 
@@ -73,7 +73,7 @@ class StandaloneServer:
         self.server.shutdown()
         self.server.server_close()
 
-    def __enter__(self) -> "StandaloneServer":
+    def __enter__(self) -> StandaloneServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

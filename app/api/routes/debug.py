@@ -109,7 +109,13 @@ def _start(h: Hub, session: Session, target: Tab, *, owns: bool) -> Debugged:
     peer.close = end
     entry = Debugged(session, peer, tab_app, owns, lambda: None)
     h.join(session, peer)
-    tab_app.start()
+    try:
+        tab_app.start()
+    except Exception:  # start() removed what it installed; the session must not keep a dead app
+        h.leave(session, peer)
+        if owns:
+            h.delete(session.id)
+        raise
     entry.forget = target.when_closed(lambda _exc: end())
     return entry
 

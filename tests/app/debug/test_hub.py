@@ -68,15 +68,19 @@ def test_connection_events_go_to_the_others() -> None:
     assert a1.got[-1]["connectedAgents"] == 1
 
 
-def test_a_late_agent_learns_the_apps_hello_and_capabilities() -> None:
+def test_a_late_agent_learns_the_apps_hello_capabilities_and_where_it_is() -> None:
     h, s, app, a1, _ = setup()
     h.from_app(s, app.peer, frame(s.id, "hello", url="http://x/", userAgent="UA", viewport={"width": 1, "height": 2},
                                   appName="shop"))
     h.from_app(s, app.peer, frame(s.id, "capabilities", capabilities=["console"]))
+    h.from_app(s, app.peer, frame(s.id, "navigation", url="http://x/", trigger="initial"))
+    h.from_app(s, app.peer, frame(s.id, "navigation", url="http://x/#cart", trigger="hashchange"))
     late = Inbox("agent", "late")
     h.join(s, late.peer)
-    assert late.types() == ["app_connected", "hello", "capabilities"]
+    assert late.types() == ["app_connected", "hello", "capabilities", "navigation"]
+    assert late.got[-1]["url"] == "http://x/#cart"   # only the latest
     assert s.describe()["apps"][0]["appName"] == "shop"
+    assert s.describe()["apps"][0]["url"] == "http://x/#cart"
 
 
 def test_a_command_with_no_app_is_answered_at_once() -> None:
@@ -182,3 +186,24 @@ def test_sessions_are_capped(monkeypatch) -> None:
         h.create()
     with pytest.raises(hub_module.TooManySessions):
         h.create()
+
+
+def test_a_data_reply_without_request_id_reaches_the_waiting_rest_caller() -> None:
+    # The npm SDK answers request_state with state_update messages that carry no requestId.
+    h, s, app, a1, _ = setup()
+    got: list[dict[str, Any]] = []
+    h.command(s, protocol.envelope(s.id, "request_state", requestId="rest-1"), None,
+              lambda text, msg: got.append(json.loads(text)))
+    h.from_app(s, app.peer, frame(s.id, "state_update", scope="store", state={"n": 1}))
+    assert got and got[0]["state"] == {"n": 1}
+    assert a1.got[-1]["type"] == "state_update"   # agents see it as telemetry too
+    assert not s.pending
+
+
+def test_the_npm_sdks_echo_of_connection_events_is_not_counted_as_invalid() -> None:
+    h, s, app, _, _ = setup()
+    h.from_app(s, app.peer, json.dumps({"type": "command_result", "requestType": "connection_event",
+                                        "success": False, "error": {"code": "INVALID_COMMAND"}},
+                                       separators=(",", ":")))
+    h.from_app(s, app.peer, "{broken")
+    assert s.invalid == 1

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 import requests
 import websocket
+from support.config import make_config
+from support.waits import wait_until
 
 from app.debug import hub as hub_module
 from app.debug import protocol
 from app.debug.standalone import StandaloneServer
-from support.config import make_config
-from support.waits import wait_until
 
 SESSION = "s1"
 
@@ -156,6 +156,7 @@ def test_a_stalled_agent_is_cut_loose_and_others_keep_up(server: StandaloneServe
 
 def test_the_rest_command_route_waits_for_the_apps_answer(server: StandaloneServer) -> None:
     app = ws_connect(server)
+    wait_until(lambda: server.session.apps)   # the handshake answers before the server has joined it
     base = f"http://127.0.0.1:{server.port}"
 
     def answer() -> None:
