@@ -6,8 +6,9 @@ import logging
 import sys
 from typing import Sequence
 
-from . import cli_verbs
 from ..config import Config, ConfigError, is_loopback, load_config
+from ..debug import cli as debug_cli
+from . import cli_verbs
 
 log = logging.getLogger("pinchtab")
 
@@ -124,6 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _bridge_parser(sub)
     _server_parser(sub)
     _mcp_parser(sub)
+    debug_cli.add_parser(sub)
     cli_verbs.register(sub)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

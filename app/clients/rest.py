@@ -113,6 +113,12 @@ class Client:
     def __repr__(self) -> str:  # never the token
         return f"Client({self.base_url!r}, agent={self._headers.get('X-Agent-Id', '')!r})"
 
+    @property
+    def authorization(self) -> str | None:
+        """The Authorization header this client sends (None without a token), for a WebSocket to
+        the same server (``pinchtab debug attach``)."""
+        return self._headers.get("Authorization")
+
     def _session(self) -> requests.Session:
         session = getattr(self._local, "session", None)
         if session is None:

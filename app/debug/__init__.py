@@ -7,19 +7,21 @@ standalone ``pinchtab debug connect`` serve the same blueprints.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from flask import Flask
+if TYPE_CHECKING:   # Flask loads with the servers, not with every `pinchtab` verb (app.debug.cli is here)
+    from flask import Flask
 
-from .. import auth
-from ..config import Config
-from .hub import Hub
+    from ..config import Config
+    from .hub import Hub
 
 
 def init_debug(app: Flask, api: Any, config: Config, *, strict_sessions: bool = True,
                store: Path | None = None) -> Hub:
     """Serve debug sessions on ``app``; ``store`` keeps the ids of made sessions across restarts."""
+    from .. import auth
     from . import routes, sockets
+    from .hub import Hub
 
     hub = Hub(max_connections=config.debug.max_connections, allowed_origins=config.debug.allowed_origins,
               strict_sessions=strict_sessions, store=store)

@@ -136,6 +136,12 @@ class Connection:
             pass
         finally:
             self.hub.leave(self.session, peer)
+            # simple-websocket's reader thread (not a daemon) waits in select() for the other
+            # side's answer to our close until its next ping (25 s); once the server closes the
+            # socket under it, it sleeps on and holds up the worker's exit.
+            ws.thread.join(CLOSE_GRACE_S)
+            if ws.thread.is_alive():
+                self._drop()
 
     def _flush(self) -> None:
         assert self.peer.outbox is not None

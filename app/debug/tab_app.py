@@ -36,6 +36,8 @@ BINDING = "__pinchtabDebugReport"     # exposed in WORLD only: the page never se
 HANDLE = "__pinchtabDebugObserver"    # the observer's handle in WORLD, for stop()
 SETUP_TIMEOUT_S = 10.0
 COMMAND_TIMEOUT_S = 60.0
+BATCH_S = 0.1                         # dom_mutations batches, as the SDK's domMutationBatchMs
+MAX_BATCH = 500                       # records a batch carries; the rest are counted in "dropped"
 GREETING_WAIT_S = 1.0                 # a new document's hello waits this long for its title (DOMContentLoaded)
 NETWORK_TYPES = {"Fetch": "fetch", "XHR": "xhr"}   # what the SDK reports: the app's own requests
 NETWORK_TRACKED = 1000                # requests awaiting their response, at most (the oldest forgotten)
@@ -69,6 +71,11 @@ class TabApp:
         self._url = ""
         self._user_agent = ""
         self._batch = 0
+        # Mutation records since the last batch (touched on the tab's worker only); a timer thread
+        # queues the flush on the worker, so batches keep their place among the other messages.
+        self._mutations: list[dict[str, Any]] = []
+        self._mutations_dropped = 0
+        self._flush_timer: threading.Timer | None = None
         self._world_ctx: dict[str, int] = {}   # session id -> our world's context in its top document
         self._requests: OrderedDict[str, tuple[float, str]] = OrderedDict()   # CDP requestId -> (start, url)
         self._greeted_loader = ""
@@ -95,6 +102,8 @@ class TabApp:
     def stop(self) -> None:
         """Remove everything ``start`` added (no message is emitted after this returns)."""
         self._stopped.set()
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
         if self.tab.closed is None:
             self.tab.run(self._uninstall, SETUP_TIMEOUT_S)
 
@@ -246,15 +255,38 @@ class TabApp:
             return
         kind = report.get("kind") if isinstance(report, dict) else None
         if kind == "mutations":
-            self._batch += 1
-            fields: dict[str, Any] = {"batchId": self._batch, "mutations": report.get("mutations") or []}
-            if report.get("dropped"):
-                fields["dropped"] = int(report["dropped"])   # ours: records past the batch's cap
-            self.send("dom_mutations", **fields)
+            records = report.get("mutations") or []
+            room = max(0, MAX_BATCH - len(self._mutations))
+            self._mutations += records[:room]
+            self._mutations_dropped += len(records) - len(records[:room]) + int(report.get("dropped") or 0)
+            if self._flush_timer is None:
+                self._flush_timer = threading.Timer(BATCH_S, self._queue_flush)
+                self._flush_timer.daemon = True
+                self._flush_timer.start()
         elif kind == "navigation" and session_id == self.tab.session_id:
             self._url = str(report.get("url", ""))
             self.send("navigation", url=self._url, previousUrl=report.get("previousUrl"),
                       trigger=report.get("trigger", "pushstate"))
+
+    def _queue_flush(self) -> None:
+        """On the timer's thread: the batch is due; the worker sends it."""
+        if self._stopped.is_set():
+            return
+        try:
+            self.tab.submit(self._flush_mutations, SETUP_TIMEOUT_S)
+        except Exception:  # the tab has closed: nobody is left to tell
+            pass
+
+    def _flush_mutations(self) -> None:
+        self._flush_timer = None
+        if not self._mutations and not self._mutations_dropped:
+            return
+        self._batch += 1
+        fields: dict[str, Any] = {"batchId": self._batch, "mutations": self._mutations}
+        if self._mutations_dropped:
+            fields["dropped"] = self._mutations_dropped   # ours: records past the batch's cap
+        self._mutations, self._mutations_dropped = [], 0
+        self.send("dom_mutations", **fields)
 
     def handle_context(self, session_id: str, p: dict[str, Any]) -> None:
         ctx = p.get("context") or {}

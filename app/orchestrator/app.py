@@ -51,7 +51,7 @@ class _FrontDoor:
 def create_server_app(config: Config | None = None, *, client: ManagerClient | None = None,
                       start_watch: bool = True) -> Flask:
     """The server app; ``client`` reaches the manager (default: the socket under the state dir)."""
-    from .routes import dashboard, events, instances, profiles, proxy
+    from .routes import dashboard, debug, events, instances, profiles, proxy
 
     config = config or load_config()
     app = Flask("pinchtab-server", static_folder=None)
@@ -72,7 +72,8 @@ def create_server_app(config: Config | None = None, *, client: ManagerClient | N
     for module in (instances, profiles, events):
         api.register_blueprint(module.bp)
     bridge = proxy.bridge_app(config)
-    app.register_blueprint(proxy.build_blueprint(bridge))
+    app.register_blueprint(proxy.build_blueprint(bridge, debug.VIEWS))
+    debug.init_app(app, config)  # debug sessions live in instances: routed by session, WebSocket relayed
     proxy.document(api.document(), bridge, app)  # the server starts once: describe it now
 
     @app.after_request

@@ -198,3 +198,69 @@ def test_nginx_in_front_of_pinchtab_server_streams_events(tmp_path, server_proce
         assert requests.post(base + f"/instances/{inst}/stop", timeout=60).status_code == 200
     finally:
         nginx.stop()
+
+
+def test_nginx_in_front_of_pinchtab_server_carries_debug_sessions(tmp_path, server_process):
+    import json
+    import queue
+    import threading
+    import time
+
+    import websocket
+
+    from app.debug import protocol
+
+    token = "nginx-dbg-t0ken"
+    server = server_process(token=token)
+    server.wait_ready()
+    nginx = start_nginx(tmp_path, server.port)
+    auth = {"Authorization": f"Bearer {token}"}
+    try:
+        made = requests.post(nginx.base + "/debug/sessions", headers=auth, timeout=30)
+        assert made.status_code == 201, made.text
+        session = made.json()
+        sid = session["sessionId"]
+        # The URLs it hands out are nginx's, as the caller reached it.
+        assert session["appUrl"] == f"ws://127.0.0.1:{nginx.port}/debug?role=app&sessionId={sid}"
+        stream = requests.get(session["eventsUrl"], headers=auth, stream=True, timeout=(5, 30))
+        assert stream.status_code == 200 and stream.headers["Content-Type"].startswith("text/event-stream")
+        events: queue.Queue = queue.Queue()
+
+        def read() -> None:
+            try:
+                for line in stream.iter_lines(decode_unicode=True):
+                    if line.startswith("data:"):
+                        events.put(json.loads(line[5:]))
+            except Exception:  # the test closed the stream under us: the reading is over
+                pass
+
+        threading.Thread(target=read, daemon=True).start()
+        agent = websocket.create_connection(session["agentUrl"], header=[f"Authorization: Bearer {token}"],
+                                            timeout=10, skip_utf8_validation=True)
+        app = websocket.create_connection(session["appUrl"], timeout=10, skip_utf8_validation=True)
+        try:
+            def next_of(ws: websocket.WebSocket, kind: str) -> dict:
+                while True:
+                    msg = json.loads(ws.recv())          # each recv is bounded by the 10 s timeout
+                    if msg["type"] == kind:
+                        return msg
+
+            assert next_of(agent, "connection_event")["event"] == "app_connected"
+            app.send(json.dumps(protocol.envelope(sid, "console", level="info", args=["via nginx"])))
+            assert next_of(agent, "console")["args"] == ["via nginx"]
+            agent.send(json.dumps(protocol.envelope(sid, "click", requestId="n1", target={"stableId": "go"})))
+            assert next_of(app, "click")["requestId"] == "n1"
+            # The event stream passes nginx unbuffered: the message arrives while it happens,
+            # long before a heartbeat (15 s) could have pushed a buffer out.
+            deadline = time.monotonic() + 5
+            while True:
+                ev = events.get(timeout=max(0.01, deadline - time.monotonic()))
+                if ev.get("type") == "console":
+                    break
+            assert ev["args"] == ["via nginx"]
+        finally:
+            app.close()
+            agent.close()
+            stream.close()
+    finally:
+        nginx.stop()

@@ -1,15 +1,16 @@
 /* Pinchtab's debug observer for a tab debugged over CDP (app/debug/tab_app.py).
  *
  * Runs in an isolated world of the top document, before page scripts: the page cannot see it, nor
- * the binding it reports through (exposed to this world only). It reports DOM mutations in batches
- * (every BATCH_MS, at most MAX_RECORDS a batch; the rest are counted) and same-document navigations
- * with their kind (push, replace, traverse), which CDP's own events do not tell apart.
+ * the binding it reports through (exposed to this world only). It reports DOM mutations as each
+ * observer callback sees them (at most MAX_RECORDS a call; the rest are counted): the bridge batches
+ * them every 100 ms, as a page timer would not (Chrome runs a background tab's timers once a
+ * second). And same-document navigations with their kind (push, replace, traverse), which CDP's own
+ * events do not tell apart.
  * The bridge fills in the two names below; stop() disconnects everything.
  */
 (() => {
   const BINDING = "__BINDING__";
   const HANDLE = "__HANDLE__";
-  const BATCH_MS = 100;
   const MAX_RECORDS = 500;
   const HTML_MAX = 300;
   if (window !== window.top || globalThis[HANDLE]) return;
@@ -40,19 +41,9 @@
   };
   const removed = (n) => (n.nodeType === 1 ? { type: "element", tagName: n.localName } : { type: kindOf(n) });
 
-  let pending = [];
-  let dropped = 0;
-  let timer = 0;
-  const flush = () => {
-    timer = 0;
-    if (!pending.length && !dropped) return;
-    const batch = pending;
-    const more = dropped;
-    pending = [];
-    dropped = 0;
-    send({ kind: "mutations", mutations: batch, dropped: more });
-  };
   const observer = new MutationObserver((records) => {
+    const pending = [];
+    let dropped = 0;
     for (const r of records) {
       if (pending.length >= MAX_RECORDS) { dropped++; continue; }
       const m = { mutationType: r.type, targetSelector: selectorOf(r.target) };
@@ -61,7 +52,7 @@
       if (r.removedNodes.length) m.removedNodes = Array.from(r.removedNodes, removed);
       pending.push(m);
     }
-    if (!timer) timer = setTimeout(flush, BATCH_MS);
+    send({ kind: "mutations", mutations: pending, dropped });
   });
   // After the parser is done, as the page SDK does: the parse itself is not the app's life.
   const observe = () => observer.observe(document, { childList: true, subtree: true, attributes: true,
@@ -90,8 +81,6 @@
       observer.disconnect();
       document.removeEventListener("DOMContentLoaded", start);
       if (nav && nav.removeEventListener) nav.removeEventListener("currententrychange", onEntry);
-      if (timer) clearTimeout(timer);
-      pending = [];
       started = true;
       delete globalThis[HANDLE];  // so a later attach to this same document can observe afresh
     },

@@ -13,7 +13,7 @@ import copy
 import dataclasses
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import urllib3
@@ -56,11 +56,16 @@ def browser_rules(bridge: Flask) -> list[Rule]:
             if rule.endpoint != "static" and rule.rule not in NOT_FORWARDED]
 
 
-def build_blueprint(bridge: Flask) -> Blueprint:
-    """One forwarding view per bridge route."""
+def build_blueprint(bridge: Flask, views: Mapping[str, Callable[..., Any]] | None = None) -> Blueprint:
+    """One forwarding view per bridge route; ``views`` replaces it for some bridge endpoints (routes
+    that need more than forwarding, keeping the bridge's path, methods and documentation).
+    WebSocket routes are left out: they cannot be forwarded as HTTP requests."""
     bp = Blueprint("proxy", __name__)
     for rule in browser_rules(bridge):
-        bp.add_url_rule(rule.rule, endpoint=rule.endpoint.replace(".", "_"), view_func=_forward_view,
+        if rule.websocket:
+            continue
+        bp.add_url_rule(rule.rule, endpoint=rule.endpoint.replace(".", "_"),
+                        view_func=(views or {}).get(rule.endpoint, _forward_view),
                         methods=sorted(set(rule.methods or ()) - {"HEAD", "OPTIONS"}), defaults=rule.defaults)
     return bp
 

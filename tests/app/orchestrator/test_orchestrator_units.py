@@ -216,7 +216,7 @@ def test_every_bridge_route_but_the_meta_ones_is_forwarded(tmp_path):
         return {(r.rule, m) for r in app.url_map.iter_rules() if r.endpoint.startswith(endpoint_prefix)
                 for m in (r.methods or set()) - {"HEAD", "OPTIONS"}}
 
-    forwarded = routes(server, "proxy.")
+    forwarded = routes(server, "proxy.") | routes(server, "debug_relay.")  # the WebSocket is relayed
     wanted = {(rule, m) for rule, m in routes(bridge) if rule not in ("/health", "/openapi.json", "/help",
                                                                       "/shutdown", "/static/<path:filename>")}
     assert forwarded == wanted and ("/tabs/<tab_id>/snapshot", "GET") in forwarded

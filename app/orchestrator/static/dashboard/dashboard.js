@@ -1,6 +1,6 @@
-// Pinchtab dashboard: instances, their tabs with live screenshots, and lifecycle events.
-// Plain DOM, no dependencies. Page titles and URLs are web content: they only ever go into
-// textContent, never into HTML.
+// Pinchtab dashboard: instances, their tabs with live screenshots, lifecycle events, and the live
+// telemetry of debug sessions. Plain DOM, no dependencies. Page titles, URLs and every debug
+// message are web content: they only ever go into textContent, never into HTML.
 (() => {
   "use strict";
 
@@ -70,6 +70,8 @@
     $("token-change").hidden = !authRequired;
     refreshInstances();
     connectEvents();
+    refreshDebugSessions();
+    if (debug.selected) startStream();   // resumes from the last event seen
   });
 
   $("token-change").addEventListener("click", () => askToken(""));
@@ -204,15 +206,24 @@
         keep.add(tab.id);
         let t = card.tabEls.get(tab.id);
         if (!t) {
-          t = {root: el("figure", "tab"), img: el("img"), title: el("div", "title"), url: el("div", "url")};
+          t = {root: el("figure", "tab"), img: el("img"), title: el("div", "title"), url: el("div", "url"),
+               debug: el("button", "secondary", "Debug")};
           t.root.dataset.tabId = tab.id;
           t.img.alt = "screenshot";
-          t.root.append(t.img, t.title, t.url);
+          t.debug.type = "button";
+          t.debug.dataset.action = "debug";
+          t.debug.title = "watch this tab's console, errors, network and DOM below";
+          const tabId = tab.id;
+          t.debug.addEventListener("click", () => debugTab(tabId, t.debug));
+          const actions = el("div", "actions");
+          actions.append(t.debug);
+          t.root.append(t.img, t.title, t.url, actions);
           card.tabs.append(t.root);
           card.tabEls.set(tab.id, t);
         }
         t.title.textContent = tab.title || "(untitled)";
         t.url.textContent = tab.url;
+        t.debug.textContent = tabSession(tab.id) ? "Watch debug" : "Debug";
         shoot(tab.id, t.img);
       }
       for (const [tabId, t] of card.tabEls) {
@@ -327,6 +338,606 @@
     }
   }
 
+  // --- debug sessions: live telemetry -------------------------------------------------------
+  // One session is watched at a time. GET /events is read with fetch() and parsed here, not with
+  // EventSource: it needs the bearer header, and the server takes ?token= on /api/events only.
+  const DEBUG_EVERY_MS = 5000;        // a safety net: connection events already trigger a refresh
+  const DEBUG_RETRY_MS = 2000;
+  const MAX_DEBUG_ROWS = 500;         // the stream is bounded in the DOM; the oldest rows go
+  const MAX_SUMMARY_CHARS = 300;
+  const MAX_DETAIL_STRING = 2000;     // strings kept for a row's details (snapshots, screenshots)
+  const MAX_NETWORK_NAMES = 1000;
+  const COMMANDS = new Set(["click", "hover", "focus", "type", "select", "scroll", "navigate", "evaluate",
+                            "request_ui_tree", "request_dom_snapshot", "request_state", "request_screenshot"]);
+  const FILTERS = {
+    all: () => true,
+    console: (t) => t === "console",
+    error: (t) => t === "error",
+    navigation: (t) => t === "navigation",
+    network: (t) => t === "network_request" || t === "network_response",
+    dom: (t) => t === "dom_mutations" || t === "dom_snapshot" || t === "ui_tree" || t === "screenshot",
+    state: (t) => t === "state_update",
+    commands: (t) => t === "command_result" || COMMANDS.has(t),
+    connection: (t) => ["connection_event", "hello", "capabilities", "dropped"].includes(t),
+  };
+
+  const debug = {
+    sessions: new Map(),   // session id -> its last description (GET /debug/sessions)
+    rows: new Map(),       // session id -> {tr, cells...}
+    urls: new Map(),       // session id -> the URLs POST /debug/sessions answered
+    selected: null,        // the watched session
+    stream: null,          // AbortController of the watched session's event stream
+    lastEventId: "",       // to resume where the stream broke off (Last-Event-ID)
+    paused: false,
+    held: [],              // messages that arrived while paused (bounded too)
+    heldLost: 0,
+    names: new Map(),      // network requestId -> "METHOD url", to name its response
+    refreshSoon: null,
+  };
+
+  function debugSay(text, bad) {
+    const m = $("debug-message");
+    m.textContent = text || "";
+    m.classList.toggle("bad", !!bad);
+  }
+
+  function clock(ms) {
+    const d = typeof ms === "number" ? new Date(ms) : new Date();
+    return d.toLocaleTimeString([], {hour12: false}) + "." + String(d.getMilliseconds()).padStart(3, "0");
+  }
+
+  function shorten(text, max) {
+    const s = String(text);
+    return s.length > max ? s.slice(0, max - 1) + "…" : s;
+  }
+
+  function brief(value) {
+    if (value === undefined) return "";
+    try {
+      return shorten(typeof value === "string" ? value : JSON.stringify(value), 120);
+    } catch (e) {
+      return "";
+    }
+  }
+
+  function targetText(t) {
+    if (!t || typeof t !== "object") return "";
+    if (t.stableId) return `#${t.stableId}`;
+    if (t.selector) return t.selector;
+    if (t.text) return `"${t.text}"`;
+    return brief(t);
+  }
+
+  /** The one line a message shows in the stream: what a person scans for. */
+  function summarize(m) {
+    switch (m.type) {
+      case "console":
+        return `${m.level || "log"}: ${(m.args || []).map(String).join(" ")}`;
+      case "error": {
+        const where = m.filename ? ` (${m.filename}:${m.lineno ?? "?"}:${m.colno ?? "?"})` : "";
+        return `${m.errorType || "error"}: ${m.message || ""}${where}`;
+      }
+      case "navigation":
+        return `${m.trigger || ""} ${m.url || ""}${m.previousUrl ? ` (from ${m.previousUrl})` : ""}`.trim();
+      case "network_request":
+        return `${m.method || "?"} ${m.url || ""}${m.initiator ? ` (${m.initiator})` : ""}`;
+      case "network_response": {
+        const name = debug.names.get(m.requestId) || `request ${m.requestId}`;
+        const ms = typeof m.duration === "number" ? ` · ${Math.round(m.duration)} ms` : "";
+        return `${name} → ${m.status ?? "?"} ${m.statusText || ""}${ms}`;
+      }
+      case "dom_mutations": {
+        const list = m.mutations || [];
+        const kinds = {};
+        for (const x of list) kinds[x.mutationType] = (kinds[x.mutationType] || 0) + 1;
+        const detail = Object.entries(kinds).map(([k, n]) => `${k} ${n}`).join(", ");
+        return `${list.length} mutation${list.length === 1 ? "" : "s"}${detail ? ` (${detail})` : ""}`;
+      }
+      case "dom_snapshot":
+        return `${(m.html || "").length} characters of HTML`;
+      case "ui_tree":
+        return `${(m.items || []).length} elements`;
+      case "state_update":
+        return `${m.scope || ""}: ${brief(m.state)}`;
+      case "screenshot":
+        return `${m.width}×${m.height} PNG`;
+      case "hello":
+        return `${[m.appName, m.appVersion].filter(Boolean).join(" ") || "an app"} at ${m.url || "?"}`;
+      case "capabilities":
+        return (m.capabilities || []).join(", ");
+      case "command_result": {
+        const ms = typeof m.duration === "number" ? ` · ${Math.round(m.duration)} ms` : "";
+        const err = m.error ? ` ${m.error.code || ""}: ${m.error.message || ""}` : "";
+        const res = m.result !== undefined ? ` ${brief(m.result)}` : "";
+        return `${m.requestType || "?"} ${m.success ? "ok" : "failed"}${err}${res}${ms} [${m.requestId || ""}]`;
+      }
+      case "connection_event": {
+        const who = m.appId || m.agentId || "";
+        const apps = m.connectedApps ? ` · apps ${m.connectedApps.length}` : "";
+        const agents = typeof m.connectedAgents === "number" ? ` · agents ${m.connectedAgents}` : "";
+        return `${m.event || ""} ${who}${apps}${agents}`;
+      }
+      case "dropped":
+        return `${m.count} message(s) lost: this view fell behind`;
+      default:
+        if (COMMANDS.has(m.type)) {
+          const bits = [targetText(m.target), m.text !== undefined ? `"${m.text}"` : "", m.url || "",
+                        m.code ? brief(m.code) : "", m.scope || ""].filter(Boolean).join(" ");
+          return `→ ${bits} [${m.requestId || ""}]`;
+        }
+        return brief(Object.fromEntries(Object.entries(m).filter(([k]) =>
+          !["protocolVersion", "sessionId", "timestamp", "type"].includes(k))));
+    }
+  }
+
+  /** A copy of a message for its details, long strings (HTML, base64 PNGs) cut. */
+  function compact(value, depth = 0) {
+    if (typeof value === "string") {
+      return value.length > MAX_DETAIL_STRING ? `${value.slice(0, MAX_DETAIL_STRING)}… (${value.length} characters)` : value;
+    }
+    if (!value || typeof value !== "object" || depth > 12) return value;
+    if (Array.isArray(value)) return value.map((v) => compact(v, depth + 1));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, compact(v, depth + 1)]));
+  }
+
+  /** A Server-Sent Events parser: feed it text as it arrives; it calls onEvent({id, event, data}). */
+  function sseParser(onEvent, onRetry) {
+    let buffer = "";
+    let data = [];
+    let id = null;
+    let event = "message";
+    return (chunk) => {
+      buffer += chunk;
+      const lines = buffer.split("\n");
+      buffer = lines.pop();   // an unfinished line waits for the rest
+      for (let line of lines) {
+        if (line.endsWith("\r")) line = line.slice(0, -1);
+        if (line === "") {
+          if (data.length) onEvent({id, event, data: data.join("\n")});
+          data = [];
+          id = null;
+          event = "message";
+          continue;
+        }
+        if (line.startsWith(":")) continue;   // a heartbeat
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let value = colon < 0 ? "" : line.slice(colon + 1);
+        if (value.startsWith(" ")) value = value.slice(1);
+        if (field === "data") data.push(value);
+        else if (field === "id") id = value;
+        else if (field === "event") event = value;
+        else if (field === "retry" && /^\d+$/.test(value)) onRetry(Number(value));
+      }
+    };
+  }
+
+  function setStreamState(status, text) {
+    const badge = $("debug-state");
+    badge.dataset.status = status;
+    badge.textContent = text;
+  }
+
+  function wait(ms, signal) {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, {once: true});
+    });
+  }
+
+  async function followStream(sessionId, ctrl) {
+    let retryMs = DEBUG_RETRY_MS;
+    while (!ctrl.signal.aborted) {
+      try {
+        const headers = {"X-Agent-Id": "dashboard", Accept: "text/event-stream"};
+        if (token) headers.Authorization = "Bearer " + token;
+        if (debug.lastEventId) headers["Last-Event-ID"] = debug.lastEventId;
+        const resp = await fetch(`/events?sessionId=${encodeURIComponent(sessionId)}`,
+                                 {headers, signal: ctrl.signal, cache: "no-store"});
+        if (resp.status === 401) {
+          setStreamState("error", "token needed");
+          askToken(token ? "That token was refused." : "");
+          return;   // the token form starts it again
+        }
+        if (resp.status === 404) {
+          setStreamState("ended", "session ended");
+          return;
+        }
+        if (!resp.ok || !resp.body) {
+          const data = await resp.json().catch(() => ({}));
+          setStreamState("error", data.error ? shorten(data.error, 80) : `HTTP ${resp.status}`);
+          const after = Number(resp.headers.get("Retry-After"));
+          if (after > 0) retryMs = after * 1000;
+        } else {
+          setStreamState("live", "live");
+          const push = sseParser((ev) => {
+            if (ev.id) debug.lastEventId = ev.id;
+            let msg;
+            try {
+              msg = JSON.parse(ev.data);
+            } catch (e) {
+              return;
+            }
+            if (msg && typeof msg === "object" && typeof msg.type === "string") receive(msg);
+          }, (ms) => { retryMs = ms; });
+          const reader = resp.body.getReader();
+          const decoder = new TextDecoder();
+          for (;;) {
+            const {value, done} = await reader.read();
+            if (done) break;
+            push(decoder.decode(value, {stream: true}));
+          }
+          if (ctrl.signal.aborted) return;
+          setStreamState("starting", "reconnecting");
+        }
+      } catch (e) {
+        if (ctrl.signal.aborted) return;
+        setStreamState("error", "reconnecting");
+      }
+      await wait(retryMs, ctrl.signal);
+    }
+  }
+
+  function stopStream() {
+    if (debug.stream) debug.stream.abort();
+    debug.stream = null;
+  }
+
+  function startStream() {
+    stopStream();
+    if (!debug.selected || (authRequired && !token)) return;
+    const ctrl = new AbortController();
+    debug.stream = ctrl;
+    setStreamState("starting", "connecting");
+    // Ended on its own (session gone, token refused): a click on Watch may start it again.
+    followStream(debug.selected, ctrl).finally(() => { if (debug.stream === ctrl) debug.stream = null; });
+  }
+
+  function receive(msg) {
+    if (msg.type === "network_request" && msg.requestId) {
+      debug.names.set(msg.requestId, `${msg.method || "?"} ${msg.url || ""}`);
+      if (debug.names.size > MAX_NETWORK_NAMES) debug.names.delete(debug.names.keys().next().value);
+    }
+    if (msg.type === "connection_event" || msg.type === "hello") refreshDebugSoon();
+    if (debug.paused) {
+      debug.held.push(msg);
+      if (debug.held.length > MAX_DEBUG_ROWS) {
+        debug.held.shift();
+        debug.heldLost += 1;
+      }
+      showCount();
+      return;
+    }
+    addRow(msg);
+    showCount();
+  }
+
+  function addRow(msg) {
+    const li = el("li");
+    li.dataset.type = msg.type;
+    if (msg.type === "console" && msg.level) li.dataset.level = msg.level;
+    if (msg.type === "command_result" && !msg.success) li.classList.add("failed");
+    if (msg.type === "network_response" && msg.ok === false) li.classList.add("failed");
+    li.title = "click for the whole message";
+    li.append(el("time", "", clock(msg.timestamp)), el("strong", "", msg.type),
+              el("span", "summary", shorten(summarize(msg), MAX_SUMMARY_CHARS)));
+    const detail = compact(msg);
+    li.addEventListener("click", (ev) => {
+      if (ev.target.tagName === "PRE") return;   // let people select text in the details
+      const open = li.querySelector("pre");
+      if (open) {
+        open.remove();
+        li.classList.remove("open");
+      } else {
+        li.append(el("pre", "", JSON.stringify(detail, null, 2)));
+        li.classList.add("open");
+      }
+    });
+    li.hidden = !FILTERS[$("debug-filter").value](msg.type);
+    const list = $("debug-stream");
+    list.prepend(li);
+    while (list.children.length > MAX_DEBUG_ROWS) list.lastChild.remove();
+  }
+
+  function showCount() {
+    const shown = $("debug-stream").children.length;
+    let text = `${shown} shown`;
+    if (debug.paused) text += ` · paused, ${debug.held.length} waiting`;
+    if (debug.heldLost) text += ` (${debug.heldLost} older ones let go)`;
+    $("debug-count").textContent = text;
+  }
+
+  $("debug-filter").addEventListener("change", () => {
+    const keep = FILTERS[$("debug-filter").value];
+    for (const li of $("debug-stream").children) li.hidden = !keep(li.dataset.type);
+  });
+
+  $("debug-pause").addEventListener("click", () => {
+    debug.paused = !debug.paused;
+    const button = $("debug-pause");
+    button.textContent = debug.paused ? "Resume" : "Pause";
+    button.setAttribute("aria-pressed", String(debug.paused));
+    if (!debug.paused) {
+      const held = debug.held;
+      debug.held = [];
+      debug.heldLost = 0;
+      for (const msg of held) addRow(msg);
+    }
+    showCount();
+  });
+
+  $("debug-clear").addEventListener("click", () => {
+    $("debug-stream").replaceChildren();
+    debug.held = [];
+    debug.heldLost = 0;
+    showCount();
+  });
+
+  // --- the sessions table
+  function refreshDebugSoon() {
+    if (debug.refreshSoon) return;
+    debug.refreshSoon = setTimeout(() => { debug.refreshSoon = null; refreshDebugSessions(); }, 300);
+  }
+
+  function sinceText(iso) {
+    const t = iso ? new Date(iso) : null;
+    return t && !isNaN(t) ? t.toLocaleTimeString() : "?";
+  }
+
+  function peerLine(main, small) {
+    const div = el("div", "peer");
+    div.append(document.createTextNode(main));
+    if (small) div.append(el("small", "", ` ${small}`));
+    div.title = `${main} ${small || ""}`.trim();
+    return div;
+  }
+
+  function fillSessionRow(row, s) {
+    row.tr.dataset.tabId = s.tabId || "";
+    row.id.replaceChildren(el("code", "", shorten(s.sessionId, 14)));
+    row.id.title = s.sessionId;
+    const where = [s.tabId ? `tab ${shorten(s.tabId, 10)}` : "", s.instanceId ? `on ${s.instanceId}` : ""].filter(Boolean);
+    if (where.length) row.id.append(el("div", "muted", where.join(" · ")));
+    const apps = s.apps || [];
+    row.apps.replaceChildren(...apps.map((a) => peerLine(
+      [a.appName, a.appVersion].filter(Boolean).join(" ") || a.appId || "app",
+      [a.url, a.origin || a.kind, `since ${sinceText(a.connectedSince)}`].filter(Boolean).join(" · "))));
+    if (!apps.length) row.apps.append(el("span", "muted", "no app connected"));
+    const agents = s.agents || [];
+    row.agents.replaceChildren(...agents.map((a) => peerLine(a.agentId || "agent",
+      [`since ${sinceText(a.connectedSince)}`, a.queued ? `${a.queued} queued` : "",
+       a.dropped ? `${a.dropped} dropped` : ""].filter(Boolean).join(" · "))));
+    if (!agents.length) row.agents.append(el("span", "muted", "none"));
+    row.messages.textContent = String(s.messages ?? 0);
+    row.dropped.textContent = `${s.dropped ?? 0}${s.invalid ? ` (${s.invalid} invalid)` : ""}`;
+    const watching = debug.selected === s.sessionId;
+    row.tr.classList.toggle("selected", watching);
+    row.watch.textContent = watching ? "Watching" : "Watch";
+  }
+
+  function sessionRow(s) {
+    let row = debug.rows.get(s.sessionId);
+    if (row) return row;
+    row = {tr: el("tr"), id: el("td"), apps: el("td"), agents: el("td"), messages: el("td"), dropped: el("td"),
+           actions: el("td"), watch: el("button", "", "Watch"), end: el("button", "secondary", "End")};
+    row.tr.dataset.sessionId = s.sessionId;
+    row.watch.type = row.end.type = "button";
+    row.watch.dataset.action = "watch";
+    row.end.dataset.action = "end";
+    row.watch.addEventListener("click", () => watchSession(s.sessionId));
+    row.end.addEventListener("click", () => endSession(s.sessionId, row.end));
+    row.actions.append(row.watch, document.createTextNode(" "), row.end);
+    row.tr.append(row.id, row.apps, row.agents, row.messages, row.dropped, row.actions);
+    debug.rows.set(s.sessionId, row);
+    return row;
+  }
+
+  async function refreshDebugSessions() {
+    if (authRequired && !token) return;
+    let data;
+    try {
+      data = await json("GET", "/debug/sessions");
+    } catch (e) {
+      if (!(e instanceof AuthError)) debugSay(`debug sessions: ${e.message}`, true);
+      return;
+    }
+    if ($("debug-message").classList.contains("bad")) debugSay("");
+    const list = data.sessions || [];
+    const body = $("debug-sessions").querySelector("tbody");
+    const seen = new Set();
+    debug.sessions.clear();
+    for (const s of list) {
+      seen.add(s.sessionId);
+      debug.sessions.set(s.sessionId, s);
+      const row = sessionRow(s);
+      fillSessionRow(row, s);
+      body.append(row.tr);   // keeps the server's order; moving a row keeps its listeners
+    }
+    for (const [id, row] of debug.rows) {
+      if (!seen.has(id)) {
+        row.tr.remove();
+        debug.rows.delete(id);
+      }
+    }
+    const empty = body.querySelector("tr.empty");
+    if (list.length && empty) empty.remove();
+    if (!list.length && !empty) {
+      const tr = el("tr", "empty");
+      const td = el("td", "", "No debug sessions.");
+      td.colSpan = 6;
+      tr.append(td);
+      body.append(tr);
+    }
+    $("debug-connections").textContent = typeof data.connections === "number"
+      ? `${data.connections}/${data.maxConnections ?? "?"} connections` : "";
+    if (debug.selected) showJoin(debug.selected);
+    updateDebugButtons();
+  }
+
+  function showJoin(sessionId) {
+    const box = $("debug-join");
+    const s = debug.sessions.get(sessionId);
+    if (s && s.tabId) {
+      box.textContent = `The bridge is this session's app: tab ${s.tabId}, seen over CDP.`;
+      return;
+    }
+    const known = debug.urls.get(sessionId);
+    const id = encodeURIComponent(sessionId);
+    const ws = location.protocol === "https:" ? "wss:" : "ws:";
+    const appUrl = known?.appUrl || `${ws}//${location.host}/debug?role=app&sessionId=${id}`;
+    const sdkUrl = known?.sdkUrl || `${location.origin}/debug/sdk.js?sessionId=${id}`;
+    box.replaceChildren(document.createTextNode("Join as an app: "), el("code", "", `<script src="${sdkUrl}"></script>`),
+                        document.createTextNode(" or connect the SDK to "), el("code", "", appUrl));
+  }
+
+  function watchSession(sessionId) {
+    if (debug.selected === sessionId && debug.stream) return;
+    debug.selected = sessionId;
+    debug.lastEventId = "";
+    debug.held = [];
+    debug.heldLost = 0;
+    debug.names.clear();
+    $("debug-stream").replaceChildren();
+    $("debug-answer").hidden = true;
+    $("debug-live").hidden = false;
+    $("debug-selected").textContent = sessionId;
+    showJoin(sessionId);
+    for (const [id, row] of debug.rows) {
+      row.tr.classList.toggle("selected", id === sessionId);
+      row.watch.textContent = id === sessionId ? "Watching" : "Watch";
+    }
+    showCount();
+    startStream();
+  }
+
+  async function endSession(sessionId, button) {
+    // Two clicks: ending a session disconnects its app and agents.
+    if (button.dataset.armed !== "true") {
+      button.dataset.armed = "true";
+      button.textContent = "Really end?";
+      setTimeout(() => { button.dataset.armed = ""; button.textContent = "End"; }, 4000);
+      return;
+    }
+    try {
+      await json("DELETE", `/debug/sessions/${encodeURIComponent(sessionId)}`);
+      debugSay(`session ${shorten(sessionId, 14)} ended`);
+    } catch (e) {
+      if (!(e instanceof AuthError)) debugSay(e.message, true);
+    }
+    refreshDebugSessions();
+  }
+
+  $("debug-new").addEventListener("click", async () => {
+    const button = $("debug-new");
+    button.disabled = true;
+    try {
+      const created = await json("POST", "/debug/sessions", {});
+      debug.urls.set(created.sessionId, created);
+      debugSay(`session ${shorten(created.sessionId, 14)} created: an app joins it with its id`);
+      await refreshDebugSessions();
+      watchSession(created.sessionId);
+    } catch (e) {
+      if (!(e instanceof AuthError)) debugSay(e.message, true);
+    } finally {
+      button.disabled = false;
+    }
+  });
+
+  // --- commands
+  function showAnswer(text, status) {
+    const box = $("debug-answer");
+    box.hidden = false;
+    box.dataset.status = status;
+    box.textContent = text;
+  }
+
+  async function sendCommand() {
+    const sessionId = debug.selected;
+    if (!sessionId) return;
+    let body;
+    try {
+      body = JSON.parse($("debug-command").value);
+    } catch (e) {
+      showAnswer(`That is not JSON: ${e.message}`, "bad");
+      return;
+    }
+    if (!body || typeof body !== "object" || Array.isArray(body) || typeof body.type !== "string") {
+      showAnswer('A command is a JSON object with a "type", e.g. {"type": "click", "target": {"stableId": "e3"}}', "bad");
+      return;
+    }
+    const button = $("debug-send");
+    button.disabled = true;
+    showAnswer(`${body.type}: waiting for the app…`, "waiting");
+    try {
+      const resp = await api("POST", `/debug/sessions/${encodeURIComponent(sessionId)}/commands`, body);
+      const data = await resp.json().catch(() => ({}));
+      if (!resp.ok) {
+        const details = data.details ? `\n${JSON.stringify(data.details, null, 2)}` : "";
+        showAnswer(`${resp.status} ${data.code || ""}: ${data.error || "the command failed"}${details}`, "bad");
+      } else {
+        showAnswer(JSON.stringify(compact(data), null, 2), data.success === false ? "bad" : "ok");
+      }
+    } catch (e) {
+      if (!(e instanceof AuthError)) showAnswer(e.message, "bad");
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  $("debug-command-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    sendCommand();
+  });
+
+  $("debug-command").addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) {
+      ev.preventDefault();
+      sendCommand();
+    }
+  });
+
+  $("debug-template").addEventListener("change", () => {
+    const pick = $("debug-template");
+    if (pick.value) $("debug-command").value = pick.value;
+    pick.value = "";
+    $("debug-command").focus();
+  });
+
+  // --- a tab's Debug button: the bridge becomes the tab's app, and the panel watches it
+  function tabSession(tabId) {
+    for (const s of debug.sessions.values()) if (s.tabId === tabId) return s;
+    return null;
+  }
+
+  function updateDebugButtons() {
+    for (const card of cards.values()) {
+      for (const [tabId, t] of card.tabEls) {
+        if (t.debug) t.debug.textContent = tabSession(tabId) ? "Watch debug" : "Debug";
+      }
+    }
+  }
+
+  async function debugTab(tabId, button) {
+    const known = tabSession(tabId);
+    if (known) {
+      watchSession(known.sessionId);
+      $("debug-panel").scrollIntoView({block: "start"});
+      return;
+    }
+    button.disabled = true;
+    try {
+      const made = await json("POST", `/tabs/${encodeURIComponent(tabId)}/debug`, {});
+      debugSay(`debugging tab ${shorten(tabId, 12)} in session ${shorten(made.sessionId, 14)}`);
+      await refreshDebugSessions();
+      watchSession(made.sessionId);
+      $("debug-panel").scrollIntoView({block: "start"});
+    } catch (e) {
+      if (!(e instanceof AuthError)) say(e.message, true);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
   // --- start --------------------------------------------------------------------------------
   async function boot() {
     await refreshHealth();
@@ -334,6 +945,8 @@
     refreshProfiles();
     refreshActivity();
     connectEvents();
+    refreshDebugSessions();
+    setInterval(refreshDebugSessions, DEBUG_EVERY_MS);
     setInterval(refreshProfiles, INSTANCES_EVERY_MS * 3);
     setInterval(refreshActivity, INSTANCES_EVERY_MS * 2);
     setInterval(refreshHealth, HEALTH_EVERY_MS);
