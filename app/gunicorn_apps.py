@@ -54,9 +54,11 @@ def apply_settings(app: Any, hooks: dict[str, Any]) -> None:
 class BridgeApplication(BaseApplication):
     """Serves ``create_app(config)``; the browser starts in the worker, with the server."""
 
-    def __init__(self, config: Config, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, config: Config, options: dict[str, Any] | None = None,
+                 extension_port: int | None = None) -> None:
         self.pt_config = config
         self.options = options or {}
+        self.extension_port = extension_port  # extension mode: the extension's own port
         self.flask_app = None
         super().__init__()
 
@@ -66,7 +68,7 @@ class BridgeApplication(BaseApplication):
     def load(self):  # type: ignore[no-untyped-def]
         from .api import create_app
 
-        self.flask_app = create_app(self.pt_config)
+        self.flask_app = create_app(self.pt_config, extension_port=self.extension_port)
         # POST /shutdown stops the whole server the way a TERM signal would, gracefully.
         self.flask_app.extensions["pinchtab.shutdown"] = lambda: os.kill(os.getppid(), signal.SIGTERM)
         return self.flask_app

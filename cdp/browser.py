@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -12,6 +13,7 @@ from .connection import Connection
 from .errors import BrowserGone, LaunchError, TargetClosed, TargetCrashed
 from .launcher import ChromeProcess, find_browser, resolve_cdp_url
 from .tab import Tab
+from .transport import Transport
 
 log = logging.getLogger(__name__)
 
@@ -30,11 +32,12 @@ def world_scripts() -> str:
 
 
 class Browser:
-    """A Chrome we launched, or one we attached to by its CDP URL (then left running on stop)."""
+    """A Chrome we launched, or one we attached to by its CDP URL or reach through a transport (an
+    extension's relay): those two are left running on stop."""
 
     def __init__(self, *, binary: str = "", headless: bool = True, user_data_dir: str | None = None,
                  cdp_url: str = "", extra_flags: tuple[str, ...] = (), stealth_level: str = "off",
-                 user_agent: str = "") -> None:
+                 user_agent: str = "", transport_factory: Callable[[], Transport] | None = None) -> None:
         self.binary = binary
         self.stealth_level = stealth_level
         self.user_agent = user_agent
@@ -42,6 +45,7 @@ class Browser:
         self.user_data_dir = user_data_dir
         self.cdp_url = cdp_url
         self.extra_flags = extra_flags
+        self.transport_factory = transport_factory  # raises LaunchError when it cannot reach the browser
         self.process: ChromeProcess | None = None
         self.conn: Connection | None = None
         self.version: dict[str, Any] = {}
@@ -53,14 +57,17 @@ class Browser:
 
     @property
     def attached(self) -> bool:
-        return bool(self.cdp_url)
+        return bool(self.cdp_url) or self.transport_factory is not None
 
     # --- lifecycle -------------------------------------------------------------------------------
     def start(self) -> None:
         """Launch (or reach) the browser and connect; raises LaunchError. A no-op when connected."""
         if self.alive():
             return
-        if self.cdp_url:
+        ws_url = ""
+        if self.transport_factory is not None:
+            transport = self.transport_factory()
+        elif self.cdp_url:
             ws_url = resolve_cdp_url(self.cdp_url)
         else:
             binary = find_browser(self.binary)
@@ -71,7 +78,10 @@ class Browser:
                                          extra_flags=flags)
             ws_url = self.process.start()
         try:
-            self.conn = Connection.open(ws_url, browser_sink=self)
+            if ws_url:
+                self.conn = Connection.open(ws_url, browser_sink=self)
+            else:
+                self.conn = Connection(transport, browser_sink=self)
             self.version = self.conn.call("Browser.getVersion", timeout_s=10)
             self.conn.call("Target.setDiscoverTargets", {"discover": True}, timeout_s=10)
             infos = self.conn.call("Target.getTargets", timeout_s=10).get("targetInfos", [])

@@ -18,13 +18,21 @@ from .browser_state import BrowserState, Caller
 
 
 def create_app(config: Config | None = None, *, start_browser: bool = True,
-               browser_factory: Callable[[], Browser] | None = None) -> Flask:
-    """The bridge app. Starts the browser in the background unless ``start_browser`` is False."""
+               browser_factory: Callable[[], Browser] | None = None, extension_port: int | None = None) -> Flask:
+    """The bridge app. Starts the browser in the background unless ``start_browser`` is False.
+
+    With ``extension_port`` (``pinchtab bridge --extension``), the browser is the person's own
+    Chrome, reached through our extension, which connects to that port (0: any free one).
+    """
     config = config or load_config()
     app = Flask("pinchtab")
     app.json = JSONProvider(app)
     app.config["MAX_CONTENT_LENGTH"] = config.server.max_body_bytes
     state = BrowserState(config, browser_factory)
+    if extension_port is not None:
+        from ..extension.bridge import serve_extension
+
+        browser_factory = serve_extension(app, config, extension_port)
     app.extensions["pinchtab"] = state
     app.extensions["pinchtab.config"] = config
 

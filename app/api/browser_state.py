@@ -216,7 +216,7 @@ class BrowserState:
 
     def _anonymous_order(self, b: Browser) -> list[str]:
         order = [self.current] if self.current and b.has_target(self.current) else []
-        pages = b.pages()
+        pages = [p for p in b.pages() if p.get("agentTab", True)]  # a person's own tabs: only when named
         pages.sort(key=lambda p: -b.last_used(p["targetId"]))
         return order + [p["targetId"] for p in pages]
 
@@ -226,8 +226,11 @@ class BrowserState:
         return self.mark(b.new_tab(), caller)
 
     def _evict(self, b: Browser) -> None:
-        """Keep at most ``instanceDefaults.maxTabs`` tabs: close the least recently used."""
-        pages = b.pages()
+        """Keep at most ``instanceDefaults.maxTabs`` tabs: close the least recently used.
+
+        In extension mode only the agents' tabs count (and close): a person's own tabs are not ours.
+        """
+        pages = [p for p in b.pages() if p.get("agentTab", True)]
         excess = len(pages) + 1 - self.config.instance_defaults.max_tabs
         if excess <= 0:
             return

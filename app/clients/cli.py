@@ -8,6 +8,7 @@ from typing import Sequence
 
 from ..config import Config, ConfigError, is_loopback, load_config
 from ..debug import cli as debug_cli
+from ..extension import cli as extension_cli
 from . import cli_verbs
 
 log = logging.getLogger("pinchtab")
@@ -24,7 +25,31 @@ def _bridge_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--chrome", help="browser binary (default: browser.binary, CHROME_BIN, chromium on PATH)")
     p.add_argument("--profile", help="run the browser on this saved profile (created if new; cookies, storage "
                                      "and sign-ins persist between runs)")
+    p.add_argument("--extension", action="store_true",
+                   help="drive your own Chrome through the Pinchtab extension instead of launching a browser")
+    p.add_argument("--extension-port", type=int, default=19222,
+                   help="the port the extension connects to, on 127.0.0.1 (default 19222)")
     p.set_defaults(run=run_bridge)
+
+
+def _extension_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("extension", help="the Pinchtab extension: where it is, its pairing token",
+                       description="`path` prints the extension's folder (load it unpacked in chrome://extensions); "
+                                   "`pair` prints the pairing token to set in its options (created on first use).")
+    p.add_argument("action", choices=("path", "pair"))
+    p.set_defaults(run=run_extension)
+
+
+def run_extension(args: argparse.Namespace) -> int:
+    from importlib import resources
+
+    from ..extension import pairing
+
+    if args.action == "path":
+        print(resources.files("app.extension").joinpath("static"))
+    else:
+        print(pairing.load_or_create(load_config().server.state_dir))
+    return 0
 
 
 def _server_parser(sub: argparse._SubParsersAction) -> None:
@@ -99,7 +124,7 @@ def run_bridge(args: argparse.Namespace) -> int:
     config = build_config(args)
     check_exposure(config)
     check_profile(config)
-    BridgeApplication(config).run()
+    BridgeApplication(config, extension_port=args.extension_port if args.extension else None).run()
     return 0
 
 
@@ -125,7 +150,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     _bridge_parser(sub)
     _server_parser(sub)
     _mcp_parser(sub)
+    _extension_parser(sub)
     debug_cli.add_parser(sub)
+    extension_cli.add_parser(sub)
     cli_verbs.register(sub)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

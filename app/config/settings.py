@@ -196,6 +196,25 @@ class DebugConfig:
 class Config:
     """The whole validated configuration; build it with :func:`app.config.load_config`."""
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExtensionConfig:
+    """``extension``: the polling daemon that a browser extension takes commands from."""
+
+    # Extension ids (Chrome's 32 letters a-p) whose requests /poll and /response accept; empty: any
+    # chrome-extension:// origin (web pages are refused either way).
+    allowed_ids: tuple[str, ...] = setting(
+        Strings(fields.String(validate=validate.Regexp(r"^[a-p]{32}$", error="not a Chrome extension id "
+                                                                               "(32 letters a-p)"))), ())
+    command_timeout_sec: int = setting(_positive(), 30)
+    # How long a command nobody has polled yet stays queued; 0 (the default): commandTimeoutSec.
+    queue_ttl_sec: int = setting(Int(validate=validate.Range(min=0)), 0)
+
+    def __post_init__(self) -> None:
+        if self.queue_ttl_sec == 0:
+            # Frozen: set the derived default the way dataclasses' own __init__ does.
+            object.__setattr__(self, "queue_ttl_sec", self.command_timeout_sec)
+
+
     server: ServerConfig
     browser: BrowserConfig
     instance_defaults: InstanceDefaultsConfig
@@ -209,6 +228,7 @@ class Config:
     def __post_init__(self) -> None:
         if self.profiles.base_dir is None:
             # Frozen: set the derived default the way dataclasses' own __init__ does.
+    extension: ExtensionConfig
             resolved = dataclasses.replace(self.profiles, base_dir=self.server.state_dir / "profiles")
             object.__setattr__(self, "profiles", resolved)
 

@@ -9,15 +9,14 @@ bearer token, like every Pinchtab server; apps are then admitted by the session 
 """
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from flask import Flask
-from werkzeug.serving import BaseWSGIServer, make_server
 
 from .. import auth, errors
 from ..config import Config, ConfigError, is_loopback
 from ..jsonprovider import JSONProvider
+from ..local_server import LocalServer
 from ..openapi import init_api
 from . import init_debug
 from .hub import Hub, Session
@@ -55,9 +54,8 @@ class StandaloneServer:
         self.hub: Hub = self.app.extensions["pinchtab.debug"]
         self.session: Session = self.hub.create(session_id)
         self.host = host
-        self.server: BaseWSGIServer = make_server(host, port, self.app, threaded=True)
-        self.port = self.server.server_port
-        self._thread = threading.Thread(target=self.server.serve_forever, name="debug-server", daemon=True)
+        self._server = LocalServer(self.app, host, port, name="debug-server")
+        self.port = self._server.port
 
     @property
     def url(self) -> str:
@@ -65,13 +63,12 @@ class StandaloneServer:
         return f"ws://{host}:{self.port}/debug"
 
     def start(self) -> StandaloneServer:
-        self._thread.start()
+        self._server.start()
         return self
 
     def stop(self) -> None:
         self.hub.close_all()
-        self.server.shutdown()
-        self.server.server_close()
+        self._server.stop()
 
     def __enter__(self) -> StandaloneServer:
         return self.start()

@@ -85,8 +85,15 @@ class ManagerClient:
     def logs(self, instance_id: str, lines: int | None = None) -> str:
         return self.call("logs", {"id": instance_id, "lines": lines})["text"]
 
-    def attach(self, name: str, cdp_url: str) -> dict[str, Any]:
-        return self.call("attach", {"name": name, "cdpUrl": cdp_url}, timeout_s=30.0)
+    def attach(self, name: str, cdp_url: str = "", attach_type: str = "cdp",
+               extension_port: int | None = None) -> dict[str, Any]:
+        """``{"instance", "created"}``, and ``"pairing"`` for an extension instance."""
+        args: dict[str, Any] = {"name": name, "attachType": attach_type}
+        if attach_type == "extension":
+            args["extensionPort"] = extension_port
+        else:
+            args["cdpUrl"] = cdp_url
+        return self.call("attach", args, timeout_s=30.0)
 
     def events_since(self, after: int | None, wait_s: float = 0.0) -> dict[str, Any]:
         return self.call("events-since", {"after": after, "waitS": wait_s}, timeout_s=wait_s + DEFAULT_TIMEOUT_S)

@@ -34,6 +34,11 @@ EVENT_TYPES = (STARTED, STOPPED_EVENT, ERRORED, ATTACHED)
 
 TEMP_PREFIX = "instance-"
 
+# How an attached instance reaches its browser: a CDP URL, or our extension in a person's own Chrome.
+ATTACH_CDP = "cdp"
+ATTACH_EXTENSION = "extension"
+ATTACH_TYPES = (ATTACH_CDP, ATTACH_EXTENSION)
+
 
 def utc_iso(ts: float | None = None) -> str:
     """An RFC 3339 UTC timestamp with milliseconds."""
@@ -47,12 +52,22 @@ def instance_id(profile_id: str, name: str, started: float) -> str:
     return "inst_" + digest[:8]
 
 
-def check_attach(policy: AttachConfig, cdp_url: str) -> None:
-    """Refuse a CDP URL the config does not allow; the error names the setting to change."""
+def check_attach_enabled(policy: AttachConfig) -> None:
+    """Refuse any attach while ``security.attach.enabled`` is off; the error names the setting.
+
+    An extension attach needs nothing more: it opens no connection (allowHosts and allowSchemes
+    guard the CDP URLs the server would dial) but a loopback port where only a paired extension,
+    installed by the person, can connect.
+    """
     if not policy.enabled:
         raise AttachDisabled("attach endpoint is disabled; enable security.attach.enabled in config to use "
                              "this endpoint", details={"setting": "security.attach.enabled",
                                                        "hint": 'set "security": {"attach": {"enabled": true}}'})
+
+
+def check_attach(policy: AttachConfig, cdp_url: str) -> None:
+    """Refuse a CDP URL the config does not allow; the error names the setting to change."""
+    check_attach_enabled(policy)
     parts = urlsplit(cdp_url)
     scheme = parts.scheme.lower()
     if not scheme or not parts.hostname:
@@ -156,7 +171,10 @@ class Instance:
     port: int
     mode: str
     attached: bool = False
+    attach_type: str = ATTACH_CDP  # of an attached instance: ATTACH_CDP or ATTACH_EXTENSION
     cdp_url: str = field(default="", repr=False)
+    extension_port: int | None = None  # an extension instance's port for the extension, on 127.0.0.1
+    extension_connected: bool = False  # as the bridge last said (GET /extension/info)
     temporary: bool = False  # a profile made for this instance, deleted when it stops
     default: bool = False  # the instance shorthand routes go to
     status: str = STARTING
@@ -177,6 +195,16 @@ class Instance:
         return f"http://127.0.0.1:{self.port}"
 
     @property
+    def extension(self) -> bool:
+        """True for an instance that drives a person's Chrome through our extension."""
+        return self.attached and self.attach_type == ATTACH_EXTENSION
+
+    @property
+    def extension_url(self) -> str:
+        """Where the person points the extension (``pinchtab_url``); empty for other instances."""
+        return f"http://127.0.0.1:{self.extension_port}" if self.extension else ""
+
+    @property
     def active(self) -> bool:
         """True until a stop finished: the instance holds its profile and port."""
         return self.status != STOPPED
@@ -190,7 +218,11 @@ class Instance:
         if self.error:
             out["error"] = self.error
         out["attached"] = self.attached
-        if self.attached:
-            out["attachType"] = "cdp"
+        if self.extension:
+            # Never the pairing token: records go to every listing, the dashboard and the events.
+            out.update(attachType=ATTACH_EXTENSION, extensionPort=self.extension_port,
+                       extensionUrl=self.extension_url, extensionConnected=self.extension_connected)
+        elif self.attached:
+            out["attachType"] = ATTACH_CDP
             out["cdpUrl"] = scrub_url(self.cdp_url, mask_every_value=True)
         return out

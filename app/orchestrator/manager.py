@@ -5,15 +5,17 @@ and stopped by ``on_exit``. Why a process of its own: gunicorn's master reaps ev
 ``waitpid(-1)`` (a bridge started there would lose its exit status) and forks again for every new
 worker (a thread there could deadlock the fork); a worker restarts whenever gunicorn likes.
 
-The manager allocates ports, writes each child's config, spawns ``pinchtab bridge`` children,
-polls their ``/health`` until running or error, restarts crashed ones with backoff, stops them
+The manager allocates ports, writes each child's config, spawns ``pinchtab bridge`` children
+(on a profile, attached to a CDP URL, or ``--extension`` for a person's own Chrome), polls their
+``/health`` until running or error, restarts crashed ones with backoff, stops them
 (``POST /shutdown``, then SIGTERM to the group, then SIGKILL, each under a deadline), and
 publishes lifecycle events. The worker talks to it over a Unix socket (``protocol``). It cleans
 up after a crashed earlier run (pidfiles) at start, and exits when its parent is gone.
 
 Threads: the main thread runs :meth:`Manager.manage` (signals, the parent watch, reaping,
 restarts); one thread accepts socket connections and one serves each; one thread per starting
-instance polls its health; one per child reads its output.
+instance polls its health (an extension instance's goes on watching its extension); one per
+child reads its output.
 """
 from __future__ import annotations
 
@@ -46,6 +48,8 @@ from profiles.redact import scrub_url
 
 from ..config import Config, load_config
 from ..errors import APIError
+from ..extension import pairing
+from ..extension.bridge import DEFAULT_PORT as EXTENSION_DEFAULT_PORT
 from . import instances as lifecycle
 from .children import Child, become_subreaper, clean_orphans, reap_adopted
 from .errors import (
@@ -55,11 +59,22 @@ from .errors import (
     InstanceNotFound,
     ManagerUnavailable,
     OrchestratorError,
+    PortUnavailable,
     ProfileInUse,
     ProfileNotFound,
     to_wire,
 )
-from .instances import Backoff, EventRing, Instance, check_attach, instance_id
+from .instances import (
+    ATTACH_CDP,
+    ATTACH_EXTENSION,
+    ATTACH_TYPES,
+    Backoff,
+    EventRing,
+    Instance,
+    check_attach,
+    check_attach_enabled,
+    instance_id,
+)
 from .ports import PortAllocator
 from .protocol import OPS, SOCKET_NAME, LineChannel, ProtocolError, ensure_private_dir, runtime_dir, unix_address
 
@@ -68,6 +83,7 @@ log = logging.getLogger(__name__)
 TICK_S = 0.25
 HEALTH_INTERVAL_S = 0.25
 HEALTH_TIMEOUT_S = 45.0
+EXTENSION_POLL_S = 0.5  # how often a running extension instance is asked whether the extension is there
 SHUTDOWN_REQUEST_S = 4.0  # POST /shutdown
 SHUTDOWN_WAIT_S = 5.0  # then the process has this long to exit
 TERM_WAIT_S = 3.0
@@ -249,8 +265,7 @@ class Manager:
             return self.launch(profile_id=args.get("profileId") or None, mode=args.get("mode") or None,
                                port=port).record()
         if op == "attach":
-            inst, created = self.attach(str(args.get("name") or ""), str(args.get("cdpUrl") or ""))
-            return {"instance": inst.record(), "created": created}
+            return self.handle_attach(args)
         instance = str(args.get("id") or "")
         if op == "get":
             return self._find(instance).record()
@@ -263,6 +278,24 @@ class Manager:
             inst = self._find(instance)
             return {"text": "\n".join(inst.logs.tail(lines))}
         raise BadManagerRequest(f"unknown op {op!r}")
+
+    def handle_attach(self, args: dict[str, Any]) -> dict[str, Any]:
+        """``attach``: a CDP URL (``cdpUrl``) or, with ``attachType: "extension"``, a person's Chrome
+        through our extension (``extensionPort`` optional). An extension instance's answer carries the
+        pairing token: it goes back to the caller who asked, never into records, events or logs."""
+        attach_type = args.get("attachType") or ATTACH_CDP
+        if attach_type not in ATTACH_TYPES:
+            raise BadManagerRequest(f"attachType must be one of {', '.join(ATTACH_TYPES)}",
+                                    details={"field": "attachType"})
+        name = str(args.get("name") or "")
+        if attach_type == ATTACH_CDP:
+            inst, created = self.attach(name, str(args.get("cdpUrl") or ""))
+            return {"instance": inst.record(), "created": created}
+        ext_port = args.get("extensionPort")
+        if ext_port is not None and (not isinstance(ext_port, int) or isinstance(ext_port, bool)):
+            raise BadManagerRequest("extensionPort must be an integer", details={"field": "extensionPort"})
+        inst, created = self.attach_extension(name, ext_port)
+        return {"instance": inst.record(), "created": created, "pairing": self._pairing_token()}
 
     def list_state(self, after: int | None, wait_s: float) -> dict[str, Any]:
         """Every instance with its token (for the worker's proxy) and whether a restart is planned,
@@ -386,7 +419,7 @@ class Manager:
         """Undo a launch that failed before its child ran."""
         with self._lock:
             self.instances.pop(inst.id, None)
-            self.ports.release(inst.port)
+            self._release_ports(inst)
             if self.default_id == inst.id:
                 self.default_id = None
             inst.status = lifecycle.STOPPED
@@ -400,15 +433,14 @@ class Manager:
         Raises AttachDisabled or AttachNotAllowed (naming the setting) and AttachUnreachable.
         """
         check_attach(self.config.security.attach, cdp_url)
-        if not name or len(name) > 64 or not all(c.isalnum() or c in "-_." for c in name):
-            raise BadManagerRequest("name must be 1-64 letters, digits, '-', '_' or '.'", details={"field": "name"})
+        _check_name(name)
         with self._lock:
-            for other in self.instances.values():
-                if other.active and other.attached and other.profile_name == name:
-                    if other.cdp_url != cdp_url:
-                        raise ProfileInUse(f"an attached instance named {name!r} already exists ({other.id})",
-                                           code="instance_exists", details={"instanceId": other.id})
-                    return other, False
+            other = self._attached_named(name)
+            if other is not None:
+                if other.extension or other.cdp_url != cdp_url:
+                    raise ProfileInUse(f"an attached instance named {name!r} already exists ({other.id})",
+                                       code="instance_exists", details={"instanceId": other.id})
+                return other, False
         from cdp.errors import LaunchError
         from cdp.launcher import resolve_cdp_url
 
@@ -432,6 +464,77 @@ class Manager:
             raise OrchestratorError(f"could not start the bridge for {name!r}: {exc}", code="launch_failed") from None
         return inst, True
 
+    def attach_extension(self, name: str, extension_port: int | None = None) -> tuple[Instance, bool]:
+        """Run ``pinchtab bridge --extension`` for a person's own Chrome; returns (instance, created).
+
+        The extension's port is ``extension_port``, else the extension's default when free, else one
+        from the instance range. The instance runs once its bridge answers, whether or not the
+        extension has connected yet (``extensionConnected`` says which).
+        Raises AttachDisabled, PortUnavailable, and ProfileInUse for a name another attach holds.
+        """
+        check_attach_enabled(self.config.security.attach)
+        _check_name(name)
+        if self._halting.is_set():
+            raise ManagerUnavailable("the instance manager is stopping")
+        with self._lock:
+            other = self._attached_named(name)
+            if other is not None:
+                if not other.extension or extension_port not in (None, other.extension_port):
+                    raise ProfileInUse(f"an attached instance named {name!r} already exists ({other.id})",
+                                       code="instance_exists", details={"instanceId": other.id})
+                return other, False
+            ext_port = self._reserve_extension_port(extension_port)
+            try:
+                port = self.ports.allocate()
+            except PortUnavailable:
+                self.ports.release(ext_port)
+                raise
+            started = time.time()
+            # headed: it is the person's own, visible Chrome.
+            inst = Instance(id=instance_id("", name, started), profile_id="", profile_name=name, port=port,
+                            mode="headed", attached=True, attach_type=ATTACH_EXTENSION, extension_port=ext_port,
+                            start_time=started)
+            self.instances[inst.id] = inst
+            self._changed()
+        try:
+            self.spawn(inst)
+        except Exception as exc:
+            self._abandon(inst)
+            raise OrchestratorError(f"could not start the bridge for {name!r}: {exc}", code="launch_failed") from None
+        log.info("instance %s: waiting for the extension on %s", inst.id, inst.extension_url)
+        return inst, True
+
+    def _attached_named(self, name: str) -> Instance | None:
+        """Under the lock: the active attached instance called ``name`` (names are one namespace)."""
+        for other in self.instances.values():
+            if other.active and other.attached and other.profile_name == name:
+                return other
+        return None
+
+    def _reserve_extension_port(self, requested: int | None) -> int:
+        """Under the lock: the port the extension connects to, reserved like an instance port."""
+        if requested is not None:
+            try:
+                return self.ports.reserve(requested)
+            except PortUnavailable as exc:
+                exc.details = {**exc.details, "field": "extensionPort"}
+                raise
+        try:
+            return self.ports.reserve(EXTENSION_DEFAULT_PORT)
+        except PortUnavailable:  # another bridge or daemon has the default: any free one will do
+            return self.ports.allocate()
+
+    def _release_ports(self, inst: Instance) -> None:
+        """Under the lock: give back the instance's ports."""
+        self.ports.release(inst.port)
+        if inst.extension_port is not None:
+            self.ports.release(inst.extension_port)
+
+    def _pairing_token(self) -> str:
+        """The server's extension pairing token (created on first use): the one `pinchtab extension
+        pair` prints with the server's config, so the person pairs the extension once per server."""
+        return pairing.load_or_create(self.config.server.state_dir)
+
     # --- children ----------------------------------------------------------------------------------
     def spawn(self, inst: Instance) -> None:
         """Write the instance's config and start its ``pinchtab bridge``; health is polled in a thread."""
@@ -443,9 +546,14 @@ class Manager:
         env = {k: v for k, v in os.environ.items() if not k.startswith(_ENV_DROP_PREFIXES) and k not in _ENV_DROP}
         env.update({"PINCHTAB_CONFIG": str(config_path), "PINCHTAB_TOKEN": inst.token, "PYTHONUNBUFFERED": "1",
                     "PINCHTAB_INSTANCE_ID": inst.id})  # its activity lines name the instance
+        argv = [sys.executable, "-m", "app.clients.cli", "bridge"]
+        if inst.extension:
+            # The bridge reads its pairing token from its state dir: give it the server's.
+            write_bytes_atomic(pairing.token_path(state_dir), (self._pairing_token() + "\n").encode())
+            argv += ["--extension", "--extension-port", str(inst.extension_port)]
         logs = inst.logs
         logs.add(f"--- pinchtab bridge on port {inst.port} ({time.strftime('%Y-%m-%d %H:%M:%S')}) ---")
-        child = Child(inst.id, [sys.executable, "-m", "app.clients.cli", "bridge"], env, _PACKAGE_ROOT, logs, self.pid_dir)
+        child = Child(inst.id, argv, env, _PACKAGE_ROOT, logs, self.pid_dir)
         with self._lock:
             if inst.status != lifecycle.STARTING:
                 # Stopped while we were spawning: the stopper saw no child, so we end this one.
@@ -480,6 +588,8 @@ class Manager:
 
     def _state_dir(self, inst: Instance) -> Path:
         # Per profile, so a profile's screenshots and activity outlive one instance id.
+        if inst.extension:
+            return self.instances_dir / f"extension-{inst.profile_name}"
         return self.instances_dir / (f"attached-{inst.profile_name}" if inst.attached else inst.profile_name)
 
     def child_config(self, inst: Instance, state_dir: Path) -> dict[str, Any]:
@@ -491,18 +601,15 @@ class Manager:
         return data
 
     def _await_ready(self, inst: Instance, child: Child) -> None:
-        """Poll the child's /health until it is ok (running) or the deadline passes (error)."""
+        """Poll the child's /health until it is ok (running) or the deadline passes (error).
+
+        An extension instance then goes on watching whether the extension is connected.
+        """
         deadline = time.monotonic() + HEALTH_TIMEOUT_S
-        url = f"{inst.url}/health"
         while time.monotonic() < deadline and not self._halting.is_set():
             if inst.child is not child or inst.status != lifecycle.STARTING or child.exit_code() is not None:
                 return  # stopped, restarted, or exited (reap reports that)
-            try:
-                resp = self._http.get(url, timeout=1.0)
-                healthy = resp.status_code == 200 and resp.json().get("status") == "ok"
-            except (requests.RequestException, ValueError):
-                healthy = False
-            if healthy:
+            if self._healthy(inst):
                 with self._lock:
                     if inst.child is not child or inst.status != lifecycle.STARTING:
                         return
@@ -511,6 +618,8 @@ class Manager:
                     inst.running_since = time.monotonic()
                     self._changed()
                 self._publish(lifecycle.ATTACHED if inst.attached else lifecycle.STARTED, inst)
+                if inst.extension:
+                    self._watch_extension(inst, child)
                 return
             self._halting.wait(HEALTH_INTERVAL_S)
         if self._halting.is_set():
@@ -521,6 +630,43 @@ class Manager:
             self._fail(inst, f"no healthy answer on /health within {HEALTH_TIMEOUT_S:.0f} s")
         child.signal(signal.SIGKILL)  # hung: nothing polite would reach it; reap() finishes it
 
+    def _healthy(self, inst: Instance) -> bool:
+        """Whether the bridge is up: /health ok; for an extension instance, also its 503 while it
+        waits for the extension (the bridge works, the person has not connected Chrome yet)."""
+        try:
+            resp = self._http.get(f"{inst.url}/health", timeout=1.0)
+            body = resp.json()
+        except (requests.RequestException, ValueError):
+            return False
+        if resp.status_code == 200 and isinstance(body, dict) and body.get("status") == "ok":
+            return True
+        return inst.extension and resp.status_code == 503 and self._extension_info(inst) is not None
+
+    def _extension_info(self, inst: Instance) -> dict[str, Any] | None:
+        """The bridge's ``GET /extension/info`` on the extension's port (public), or None."""
+        try:
+            info = self._http.get(f"{inst.extension_url}/extension/info", timeout=1.0).json()
+        except (requests.RequestException, ValueError):
+            return None
+        return info if isinstance(info, dict) and info.get("pinchtab") is True else None
+
+    def _watch_extension(self, inst: Instance, child: Child) -> None:
+        """While the bridge runs, keep ``extensionConnected`` as the bridge says (a change wakes the
+        worker's mirror, the dashboard and waiting clients)."""
+        while not self._halting.is_set():
+            if inst.child is not child or inst.status != lifecycle.RUNNING or child.exit_code() is not None:
+                return
+            info = self._extension_info(inst)
+            connected = bool(info and info.get("connected"))
+            with self._lock:
+                if inst.child is not child or inst.status != lifecycle.RUNNING:
+                    return
+                if connected != inst.extension_connected:
+                    inst.extension_connected = connected
+                    self._changed()
+                    log.info("instance %s: extension %s", inst.id, "connected" if connected else "disconnected")
+            self._halting.wait(EXTENSION_POLL_S)
+
     def _fail(self, inst: Instance, reason: str) -> None:
         """Under the lock: mark the instance failed, with its last log lines, and plan a restart."""
         tail = [line for line in inst.logs.tail(LOG_TAIL_IN_ERRORS) if line.strip()]
@@ -528,6 +674,7 @@ class Manager:
         inst.error = reason + (": " + " | ".join(tail) if tail else "")
         up_for = time.monotonic() - inst.running_since if inst.running_since is not None else None
         inst.running_since = None
+        inst.extension_connected = False
         inst.restarts, delay = self.backoff.next_delay(inst.restarts, up_for)
         if delay is None:
             inst.error += f" (gave up after {inst.restarts} restarts: multiInstance.restart.maxRestarts)"
@@ -582,6 +729,11 @@ class Manager:
         if not self.ports.check(inst.port):
             self.ports.release(inst.port)
             inst.port = self.ports.allocate()
+        if inst.extension_port is not None and not self.ports.check(inst.extension_port):
+            # Someone took it meanwhile: a new one (the record's extensionUrl says which).
+            self.ports.release(inst.extension_port)
+            inst.extension_port = self.ports.allocate()
+        inst.extension_connected = False
         inst.status = lifecycle.STARTING
         inst.error = ""  # the crash is in the error event and the logs; this is a fresh start
         inst.start_time = time.time()
@@ -604,8 +756,9 @@ class Manager:
         with self._lock:
             inst.child = None
             inst.status = lifecycle.STOPPED
+            inst.extension_connected = False
             self.instances.pop(inst.id, None)
-            self.ports.release(inst.port)
+            self._release_ports(inst)
             if self.default_id == inst.id:
                 self.default_id = None
             self._changed()
@@ -673,6 +826,12 @@ class Manager:
         except profile_errors.ProfileError as exc:
             log.warning("instance %s: could not delete temporary profile %s: %s", inst.id, inst.profile_name, exc)
         shutil.rmtree(self._state_dir(inst), ignore_errors=True)
+
+
+def _check_name(name: str) -> None:
+    """An attached instance's name: it names its state dir too."""
+    if not name or len(name) > 64 or not all(c.isalnum() or c in "-_." for c in name):
+        raise BadManagerRequest("name must be 1-64 letters, digits, '-', '_' or '.'", details={"field": "name"})
 
 
 def _int_or_none(value: Any) -> int | None:

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import websocket
-from werkzeug.serving import BaseWSGIServer, make_server
 
 from app.debug import protocol
+from app.local_server import LocalServer
 from support.waits import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,21 +65,15 @@ class DebugPages:
         self.server.server_close()
 
 
-class AppServer:
-    """A Flask app (the bridge's) on werkzeug's threaded server in a thread: WebSockets need a real server."""
+class AppServer(LocalServer):
+    """A Flask app (the bridge's) on a real server in a thread, started: WebSockets need one."""
 
     def __init__(self, app: Any) -> None:
-        self.server: BaseWSGIServer = make_server("127.0.0.1", 0, app, threaded=True)
-        self.port = self.server.server_port
-        self.thread = threading.Thread(target=self.server.serve_forever, name="test-app-server", daemon=True)
-        self.thread.start()
+        super().__init__(app, "127.0.0.1", 0, name="test-app-server")
+        self.start()
 
     def url(self, path: str = "/") -> str:
         return f"http://127.0.0.1:{self.port}/{path.lstrip('/')}"
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 class Agent:

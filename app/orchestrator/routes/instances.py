@@ -6,13 +6,14 @@ from typing import Any
 
 from flask import Response, jsonify
 
-from ...errors import APIError, BadRequest
 from ...api.responses import PageInfoResponse
+from ...errors import APIError, BadRequest
 from ...openapi import Blueprint, package_version
 from ..errors import ManagerUnavailable
 from ..state import server_state
 from .profiles import store
 from .schemas import (
+    AttachResponse,
     AttachSchema,
     InstanceLogsQuerySchema,
     InstanceRecord,
@@ -138,14 +139,23 @@ def open_tab(req: dict[str, Any], instance_id: str) -> Response:
 
 @bp.post("/instances/attach")
 @bp.arguments(AttachSchema)
-@bp.response(201, InstanceRecord)
-@bp.alt_response(200, schema=InstanceRecord, description="the browser was attached already: its instance")
+@bp.response(201, AttachResponse)
+@bp.alt_response(200, schema=AttachResponse, description="the browser was attached already: its instance")
 def attach(req: dict[str, Any]) -> tuple[Response, int]:
-    """Run an instance on a browser that is already running (security.attach)."""
+    """Run an instance on a browser that is already running (security.attach).
+
+    ``attachType: "extension"``: a person's own Chrome, through our extension; the answer says where
+    the extension connects (``extensionUrl``) and the pairing token it must show (``pairing``), and
+    the instance runs (``extensionConnected: false``) until the person points the extension there.
+    """
     st = server_state()
-    res = st.client.attach(req["name"], req["cdpUrl"])
+    res = st.client.attach(req["name"], req["cdpUrl"] or "", attach_type=req["attachType"],
+                           extension_port=req["extensionPort"])
     st.mirror.refresh()
-    return jsonify(res["instance"]), 201 if res["created"] else 200
+    answer = dict(res["instance"])
+    if res.get("pairing"):
+        answer["pairing"] = res["pairing"]
+    return jsonify(answer), 201 if res["created"] else 200
 
 
 def _running(instance_id: str) -> tuple[dict[str, Any], str]:

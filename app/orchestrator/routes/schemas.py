@@ -1,7 +1,9 @@
 """What server mode's own routes take and answer: marshmallow schemas for requests and answers."""
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+from typing import Any
+
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from ...api.schemas import Loose, Strict
 
@@ -21,10 +23,27 @@ class InstanceStartSchema(LaunchOptions):
 
 
 class AttachSchema(Schema):
-    """``POST /instances/attach``: a name for the instance and the browser's CDP URL."""
+    """``POST /instances/attach``: a name for the instance and how to reach the browser: its CDP URL
+    (``attachType: "cdp"``, the default), or our extension in a person's own Chrome
+    (``attachType: "extension"``, on ``extensionPort`` if given)."""
 
     name = fields.String(required=True, validate=validate.Length(min=1, max=64))
-    cdpUrl = fields.String(required=True, validate=validate.Length(min=1, max=2048))
+    attachType = fields.String(load_default="cdp", validate=validate.OneOf(("cdp", "extension")))
+    cdpUrl = fields.String(load_default=None, validate=validate.Length(min=1, max=2048))
+    extensionPort = fields.Integer(load_default=None, allow_none=True, strict=True,
+                                   validate=validate.Range(min=1024, max=65535),
+                                   metadata={"description": "where the extension connects (default: 19222 "
+                                                            "when free, else one from the instance range)"})
+
+    @validates_schema
+    def one_way_to_the_browser(self, data: dict[str, Any], **_: Any) -> None:
+        if data["attachType"] == "cdp":
+            if not data.get("cdpUrl"):
+                raise ValidationError("required with attachType 'cdp'", "cdpUrl")
+            if data.get("extensionPort") is not None:
+                raise ValidationError("only with attachType 'extension'", "extensionPort")
+        elif data.get("cdpUrl") is not None:
+            raise ValidationError("only with attachType 'cdp'", "cdpUrl")
 
 
 class OpenTabSchema(Schema):
@@ -97,8 +116,22 @@ class InstanceRecord(Schema):
     startTime = fields.String(required=True)
     error = fields.String()
     attached = fields.Boolean(required=True)
-    attachType = fields.String()
+    attachType = fields.String(metadata={"enum": ["cdp", "extension"]})
     cdpUrl = fields.String(metadata={"description": "the attached browser's CDP URL, secrets masked"})
+    extensionPort = fields.Integer(metadata={"description": "extension instances: the port the extension "
+                                                            "connects to (127.0.0.1)"})
+    extensionUrl = fields.String(metadata={"description": "extension instances: the extension's Pinchtab URL "
+                                                          "(its pinchtab_url setting)"})
+    extensionConnected = fields.Boolean(metadata={"description": "extension instances: whether the extension "
+                                                                 "is connected now"})
+
+
+class AttachResponse(InstanceRecord):
+    """The attached instance; for an extension instance also the pairing token, in this answer only."""
+
+    pairing = fields.String(metadata={"description": "extension instances: the token to set in the extension "
+                                                     "(its pinchtab_pairing setting; `pinchtab extension pair` "
+                                                     "prints the same)"})
 
 
 class DefaultInstance(Schema):

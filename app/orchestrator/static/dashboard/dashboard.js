@@ -149,7 +149,9 @@
     card.name.textContent = inst.profileName || inst.id;
     card.badge.textContent = inst.status;
     card.badge.dataset.status = inst.status;
-    const kind = inst.attached ? `attached ${inst.cdpUrl || ""}` : inst.mode;
+    const kind = inst.attachType === "extension"
+      ? `extension ${inst.extensionConnected ? "connected" : "waiting"} ${inst.extensionUrl || ""}`
+      : (inst.attached ? `attached ${inst.cdpUrl || ""}` : inst.mode);
     card.meta.textContent = `${inst.id} · port ${inst.port} · ${kind} · since ${new Date(inst.startTime).toLocaleTimeString()}`;
     card.err.textContent = inst.error || "";
     for (const b of card.buttons.querySelectorAll("button")) b.disabled = inst.status === "stopping";

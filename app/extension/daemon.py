@@ -1,0 +1,207 @@
+"""``pinchtab ext daemon``: the polling daemon between clients (Unix socket) and the extension (HTTP).
+
+One process, three roles: the HTTP server (werkzeug, threaded, on a thread, as
+:mod:`app.debug.standalone` runs its server) that the extension polls, the socket server that
+clients write commands to, and the main thread's loop, which waits for a signal and times out what
+is due. SIGINT or SIGTERM stops it: every waiting client gets an error answer, the socket file is
+removed, the servers close.
+
+The HTTP side binds loopback only: the extension talks to ``http://127.0.0.1:<port>``, and nothing
+beyond this machine has any business with it.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import select
+import signal
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+from .. import errors
+from ..config import Config, ConfigError, is_loopback
+from ..jsonprovider import JSONProvider
+from ..local_server import LocalServer
+from ..openapi import init_api
+from . import preflight
+from .commands import Answer, CommandQueue, check_command, failure
+from .errors import ExtensionError
+from .http import init_endpoints
+from .socket_server import SocketServer
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PORT = 19222
+PORT_ENV = "SAK_BROWSER_PORT"        # the original daemon's
+HEALTH_TYPE = "pinchtab.health"      # a command the daemon answers itself: its health, as data
+SWEEP_S = 1.0
+STOP_WAIT_S = 1.0
+
+
+class Stop(BaseException):
+    """Leave the daemon's loop (a signal came); a BaseException so no ``except Exception`` swallows it."""
+
+
+def default_port(env: Any = None) -> int:
+    """``$SAK_BROWSER_PORT`` as the original reads it, else 19222."""
+    raw = (os.environ if env is None else env).get(PORT_ENV, "")
+    try:
+        return int(raw) if raw else DEFAULT_PORT
+    except ValueError:
+        raise ConfigError(PORT_ENV, f"not a port number: {raw!r}") from None
+
+
+def check_bind(host: str) -> None:
+    """Refuse anything but loopback: commands for the person's own browser must not come from afar."""
+    if not is_loopback(host):
+        raise ConfigError("--bind", f"the extension daemon listens on loopback only (127.0.0.1), not {host}: "
+                                    "the extension talks to 127.0.0.1, and anyone reaching the port could "
+                                    "read what it answers")
+
+
+def create_app(config: Config, commands: CommandQueue, *, pairing: str = "") -> Flask:
+    """The daemon's Flask app: the extension's endpoints at the root, no bearer token (the original
+    extension cannot send one; the Origin guard and loopback stand in for it)."""
+    app = Flask("pinchtab-extension")
+    app.json = JSONProvider(app)
+    app.config["MAX_CONTENT_LENGTH"] = config.server.max_body_bytes
+    api = init_api(app, "Pinchtab extension daemon", "Commands for a browser extension that polls for them.")
+    errors.register(app)
+    init_endpoints(app, api, commands, allowed_ids=config.extension.allowed_ids, pairing=pairing)
+    return app
+
+
+class Daemon:
+    """The HTTP server, the socket server and the queue between them."""
+
+    def __init__(self, config: Config, *, socket_path: Path, port: int = DEFAULT_PORT,
+                 bind: str = "127.0.0.1") -> None:
+        check_bind(bind)
+        self.bind = bind
+        self.requested_port = port
+        self.timeout_s = float(config.extension.command_timeout_sec)
+        self.commands = CommandQueue(timeout_s=self.timeout_s, queue_ttl_s=float(config.extension.queue_ttl_sec))
+        self.app = create_app(config, self.commands)
+        self.sockets = SocketServer(socket_path, self.start_command, command_timeout_s=self.timeout_s)
+        self.http: LocalServer | None = None
+        self.port: int | None = None
+        self._signals: list[int] = []
+        self._stopped = False
+        self._wake_r = self._wake_w = -1
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.bind}]" if ":" in self.bind else self.bind
+        return f"http://{host}:{self.port}"
+
+    # --- lifecycle
+
+    def start(self) -> Daemon:
+        """Claim the socket, then the port; raises :class:`ExtensionError` (another daemon, port taken)."""
+        self.sockets.start()
+        try:
+            self.http = LocalServer(self.app, self.bind, self.requested_port, name="ext-http", quiet=True)
+        except OSError as exc:
+            self.sockets.stop()
+            raise ExtensionError(f"cannot listen on {self.bind}:{self.requested_port}: {exc.strerror or exc} "
+                                 "(another daemon? choose another --port)") from None
+        self.port = self.http.port
+        self.http.start()
+        log.info("extension daemon: the extension polls %s", self.url)
+        return self
+
+    def stop(self) -> None:
+        """Answer every waiting client ("daemon stopping"), then close the socket and HTTP servers.
+        Once: a second call does nothing."""
+        if self._stopped:
+            return
+        self._stopped = True
+        waiting = self.commands.close()
+        if waiting:
+            log.info("extension daemon: %d waiting command(s) answered with an error", waiting)
+        self.sockets.stop(STOP_WAIT_S)
+        if self.http is not None:
+            self.http.stop()
+        for fd in (self._wake_r, self._wake_w):
+            if fd >= 0:
+                os.close(fd)
+        self._wake_r = self._wake_w = -1
+
+    def run(self) -> int:
+        """Serve until SIGINT or SIGTERM (main thread only); returns the exit status."""
+        self.start()
+        self.init_signals()
+        try:
+            self.manage()
+        except Stop as stop:
+            log.info("extension daemon: %s, stopping", stop)
+        finally:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the (bounded) cleanup runs to its end
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.set_wakeup_fd(-1)
+            self.stop()
+        return 0
+
+    def init_signals(self) -> None:
+        """Handlers only queue the signal and wake the loop; :meth:`manage` does the work."""
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+        os.set_blocking(self._wake_r, False)
+        signal.set_wakeup_fd(self._wake_w, warn_on_full_buffer=False)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._queue_signal)
+
+    def _queue_signal(self, signum: int, _frame: Any) -> None:
+        self._signals.append(signum)
+
+    def manage(self) -> None:
+        """The main loop: stop on a signal; answer what timed out, even with no client waiting."""
+        while True:
+            if self._signals:
+                raise Stop(f"received {signal.Signals(self._signals.pop(0)).name}")
+            self.commands.sweep()
+            ready, _, _ = select.select([self._wake_r], [], [], SWEEP_S)
+            if ready:
+                try:
+                    while os.read(self._wake_r, 4096):
+                        pass
+                except BlockingIOError:
+                    pass
+
+    # --- a client's command
+
+    def start_command(self, command: Any) -> Callable[[], Answer]:
+        """Queue a client's command now; return what waits for its answer (at most the command
+        timeout): the extension's, a timeout, the daemon stopping, or the failure of a click or type
+        whose selector matches nothing (checked first, see :mod:`.preflight`)."""
+        request_id = command.get("requestId") if isinstance(command, dict) else None
+
+        def answered(answer: Answer) -> Callable[[], Answer]:
+            return lambda: answer
+
+        try:
+            check_command(command)
+            if command["type"] == HEALTH_TYPE:
+                return answered({"requestId": request_id, "success": True, "data": self.commands.health()})
+            deadline = self.commands.clock() + self.timeout_s
+            check = preflight.check_query(command, f"pinchtab-check-{uuid.uuid4().hex[:12]}")
+            if check is None:
+                return self.commands.submit(command, deadline=deadline).wait
+            checking = self.commands.submit(check, deadline=deadline)
+        except ExtensionError as exc:
+            return answered(failure(request_id, str(exc)))
+
+        def checked_then_sent() -> Answer:
+            refused = preflight.verdict(command, checking.wait())
+            if refused is not None:
+                return refused
+            try:
+                return self.commands.submit(command, deadline=deadline).wait()
+            except ExtensionError as exc:
+                return failure(request_id, str(exc))
+
+        return checked_then_sent
