@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import Any, Self
 
 from flask import Flask
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
@@ -41,7 +41,7 @@ class LocalServer:
         self.port: int = self.server.server_port
         self._thread = threading.Thread(target=self.server.serve_forever, name=name, daemon=True)
 
-    def start(self) -> LocalServer:
+    def start(self) -> Self:
         self._thread.start()
         return self
 
@@ -49,7 +49,7 @@ class LocalServer:
         self.server.shutdown()
         self.server.server_close()
 
-    def __enter__(self) -> LocalServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

@@ -9,8 +9,6 @@ bearer token, like every Pinchtab server; apps are then admitted by the session 
 """
 from __future__ import annotations
 
-from typing import Any
-
 from flask import Flask
 
 from .. import auth, errors
@@ -45,33 +43,21 @@ def check_exposure(host: str, session_id: str, token: str) -> None:
                                        f"{MIN_EXPOSED_SESSION_LEN} random characters")
 
 
-class StandaloneServer:
-    """The WebSocket server of one session, serving on a thread until :meth:`stop`."""
+class StandaloneServer(LocalServer):
+    """The WebSocket server of one session, serving on a thread from :meth:`start` until :meth:`stop`."""
 
     def __init__(self, config: Config, host: str, port: int, session_id: str) -> None:
         check_exposure(host, session_id, config.server.token)
         self.app = create_debug_app(config)
         self.hub: Hub = self.app.extensions["pinchtab.debug"]
         self.session: Session = self.hub.create(session_id)
-        self.host = host
-        self._server = LocalServer(self.app, host, port, name="debug-server")
-        self.port = self._server.port
+        super().__init__(self.app, host, port, name="debug-server")
 
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"ws://{host}:{self.port}/debug"
 
-    def start(self) -> StandaloneServer:
-        self._server.start()
-        return self
-
     def stop(self) -> None:
         self.hub.close_all()
-        self._server.stop()
-
-    def __enter__(self) -> StandaloneServer:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+        super().stop()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Self
 
 from flask import Flask
 
@@ -49,7 +50,7 @@ class ExtensionServer(LocalServer):
     def __init__(self, app: Flask, port: int, host: str = LOOPBACK) -> None:
         super().__init__(app, host, port, name="extension-port", quiet=True)
 
-    def start(self) -> ExtensionServer:
+    def start(self) -> Self:
         super().start()
         log.info("extension port: listening on %s:%d", LOOPBACK, self.port)
         return self

@@ -457,11 +457,7 @@ class Manager:
                             start_time=started)
             self.instances[inst.id] = inst
             self._changed()
-        try:
-            self.spawn(inst)
-        except Exception as exc:
-            self._abandon(inst)
-            raise OrchestratorError(f"could not start the bridge for {name!r}: {exc}", code="launch_failed") from None
+        self._launch(inst, name)
         return inst, True
 
     def attach_extension(self, name: str, extension_port: int | None = None) -> tuple[Instance, bool]:
@@ -496,11 +492,7 @@ class Manager:
                             start_time=started)
             self.instances[inst.id] = inst
             self._changed()
-        try:
-            self.spawn(inst)
-        except Exception as exc:
-            self._abandon(inst)
-            raise OrchestratorError(f"could not start the bridge for {name!r}: {exc}", code="launch_failed") from None
+        self._launch(inst, name)
         log.info("instance %s: waiting for the extension on %s", inst.id, inst.extension_url)
         return inst, True
 
@@ -536,6 +528,14 @@ class Manager:
         return pairing.load_or_create(self.config.server.state_dir)
 
     # --- children ----------------------------------------------------------------------------------
+    def _launch(self, inst: Instance, name: str) -> None:
+        """Spawn a just-registered attached instance; if that fails, forget it and say why."""
+        try:
+            self.spawn(inst)
+        except Exception as exc:
+            self._abandon(inst)
+            raise OrchestratorError(f"could not start the bridge for {name!r}: {exc}", code="launch_failed") from None
+
     def spawn(self, inst: Instance) -> None:
         """Write the instance's config and start its ``pinchtab bridge``; health is polled in a thread."""
         state_dir = self._state_dir(inst)

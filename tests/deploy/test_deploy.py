@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import requests
 from support import ROOT
+from support.debug_pages import stream_events
 
 from bench.processes import ServerExited, ServerSubprocess, free_port
 
@@ -202,8 +203,6 @@ def test_nginx_in_front_of_pinchtab_server_streams_events(tmp_path, server_proce
 
 def test_nginx_in_front_of_pinchtab_server_carries_debug_sessions(tmp_path, server_process):
     import json
-    import queue
-    import threading
     import time
 
     import websocket
@@ -224,17 +223,7 @@ def test_nginx_in_front_of_pinchtab_server_carries_debug_sessions(tmp_path, serv
         assert session["appUrl"] == f"ws://127.0.0.1:{nginx.port}/debug?role=app&sessionId={sid}"
         stream = requests.get(session["eventsUrl"], headers=auth, stream=True, timeout=(5, 30))
         assert stream.status_code == 200 and stream.headers["Content-Type"].startswith("text/event-stream")
-        events: queue.Queue = queue.Queue()
-
-        def read() -> None:
-            try:
-                for line in stream.iter_lines(decode_unicode=True):
-                    if line.startswith("data:"):
-                        events.put(json.loads(line[5:]))
-            except Exception:  # the test closed the stream under us: the reading is over
-                pass
-
-        threading.Thread(target=read, daemon=True).start()
+        events = stream_events(stream)
         agent = websocket.create_connection(session["agentUrl"], header=[f"Authorization: Bearer {token}"],
                                             timeout=10, skip_utf8_validation=True)
         app = websocket.create_connection(session["appUrl"], timeout=10, skip_utf8_validation=True)

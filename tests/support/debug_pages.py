@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import queue
 import threading
 import time
 from pathlib import Path
@@ -127,3 +128,30 @@ class Agent:
             self.ws.close(timeout=1)
         except (websocket.WebSocketException, OSError):
             pass
+
+
+def recv_until(ws: websocket.WebSocket, pred: Any, timeout_s: float = 10.0) -> dict[str, Any]:
+    """The first JSON message on ``ws`` that ``pred`` accepts (others are skipped), within the deadline."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        ws.settimeout(max(0.01, deadline - time.monotonic()))
+        msg = json.loads(ws.recv())
+        if pred(msg):
+            return msg
+    raise AssertionError("no such message in time")
+
+
+def stream_events(resp: Any) -> queue.Queue:
+    """The ``data:`` messages of an open Server-Sent Events answer, parsed, as a reader thread gets them."""
+    events: queue.Queue = queue.Queue()
+
+    def read() -> None:
+        try:
+            for line in resp.iter_lines(decode_unicode=True):
+                if line.startswith("data:"):
+                    events.put(json.loads(line[5:]))
+        except Exception:  # the test closed the stream under us: the reading is over
+            pass
+
+    threading.Thread(target=read, name="test-sse-reader", daemon=True).start()
+    return events

@@ -13,6 +13,7 @@ import pytest
 import requests
 import websocket
 from support.config import make_config
+from support.debug_pages import recv_until
 from support.waits import wait_until
 
 from app.debug import hub as hub_module
@@ -31,16 +32,6 @@ def server(tmp_path: Path) -> Iterator[StandaloneServer]:
 def ws_connect(srv: StandaloneServer, role: str = "app", session: str = SESSION, **kw: Any) -> websocket.WebSocket:
     return websocket.create_connection(f"{srv.url}?role={role}&sessionId={session}", timeout=5,
                                        skip_utf8_validation=True, **kw)
-
-
-def recv_until(ws: websocket.WebSocket, pred: Any, timeout_s: float = 5.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        ws.settimeout(max(0.01, deadline - time.monotonic()))
-        msg = json.loads(ws.recv())
-        if pred(msg):
-            return msg
-    raise AssertionError("no such message in time")
 
 
 def send(ws: websocket.WebSocket, type: str, **fields: Any) -> None:

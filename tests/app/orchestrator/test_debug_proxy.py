@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import requests
 import websocket
+from support.debug_pages import recv_until, stream_events
 from support.servers import ServerProcess
 from support.waits import wait_until
 
@@ -51,16 +52,6 @@ def session(server: ServerProcess) -> Iterator[dict[str, Any]]:
 def connect(url: str, token: str | None = None, **kw: Any) -> websocket.WebSocket:
     header = [f"Authorization: Bearer {token}"] if token else []
     return websocket.create_connection(url, timeout=10, header=header, skip_utf8_validation=True, **kw)
-
-
-def recv_until(ws: websocket.WebSocket, pred: Any, timeout_s: float = 10.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        ws.settimeout(max(0.01, deadline - time.monotonic()))
-        msg = json.loads(ws.recv())
-        if pred(msg):
-            return msg
-    raise AssertionError("no such message in time")
 
 
 def recv_close(ws: websocket.WebSocket, timeout_s: float = 10.0) -> tuple[int, str]:
@@ -136,17 +127,7 @@ def test_events_stream_through_the_server_as_they_happen(server, session):
     sid = session["sessionId"]
     stream = server.get(f"/events?sessionId={sid}", stream=True, timeout=(5, 30))
     assert stream.status_code == 200 and stream.headers["Content-Type"].startswith("text/event-stream")
-    lines: queue.Queue = queue.Queue()
-
-    def read() -> None:
-        try:
-            for line in stream.iter_lines(decode_unicode=True):
-                if line.startswith("data:"):
-                    lines.put(json.loads(line[5:]))
-        except Exception:  # the test closed the stream under us: the reading is over
-            pass
-
-    threading.Thread(target=read, daemon=True).start()
+    lines = stream_events(stream)
     app = connect(session["appUrl"])
     try:
         send(app, sid, "console", level="log", args=["streamed"])
