@@ -13,8 +13,8 @@ from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
 from cdp import errors as cdp_errors
-
 from cdp.extension_transport import DEBUGGER_DETACHED
+
 log = logging.getLogger(__name__)
 MAX_MESSAGE = 1024
 
@@ -140,6 +140,9 @@ def from_exception(exc: BaseException) -> APIError | None:
     profile_error = _profile_error(exc)
     if profile_error is not None:
         return profile_error
+    if isinstance(exc, cdp_errors.CDPError) and exc.code == DEBUGGER_DETACHED:
+        # Extension mode: the person (or Chrome) took the debugger away from the tab.
+        return Conflict(exc.cdp_message, code="debugger_detached")
     if isinstance(exc, cdp_errors.CDPError):
         return APIError(str(exc), status=500, code="action_failed", retryable=True)
     return None
@@ -197,9 +200,6 @@ def register(app: Flask) -> None:
             err = APIError(f"internal error: {type(exc).__name__}", status=500, code="internal")
         resp = jsonify(body(err))
         resp.status_code = err.status
-    if isinstance(exc, cdp_errors.CDPError) and exc.code == DEBUGGER_DETACHED:
-        # Extension mode: the person (or Chrome) took the debugger away from the tab.
-        return Conflict(exc.cdp_message, code="debugger_detached")
         resp.headers.update(err.headers)
         if err.status == 401:
             resp.headers["WWW-Authenticate"] = f'Bearer realm="pinchtab", error="{err.code}"'

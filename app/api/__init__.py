@@ -28,11 +28,11 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
     app = Flask("pinchtab")
     app.json = JSONProvider(app)
     app.config["MAX_CONTENT_LENGTH"] = config.server.max_body_bytes
-    state = BrowserState(config, browser_factory)
     if extension_port is not None:
         from ..extension.bridge import serve_extension
 
         browser_factory = serve_extension(app, config, extension_port)
+    state = BrowserState(config, browser_factory)
     app.extensions["pinchtab"] = state
     app.extensions["pinchtab.config"] = config
 

@@ -193,10 +193,6 @@ class DebugConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Config:
-    """The whole validated configuration; build it with :func:`app.config.load_config`."""
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class ExtensionConfig:
     """``extension``: the polling daemon that a browser extension takes commands from."""
 
@@ -215,6 +211,10 @@ class ExtensionConfig:
             object.__setattr__(self, "queue_ttl_sec", self.command_timeout_sec)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Config:
+    """The whole validated configuration; build it with :func:`app.config.load_config`."""
+
     server: ServerConfig
     browser: BrowserConfig
     instance_defaults: InstanceDefaultsConfig
@@ -224,11 +224,11 @@ class ExtensionConfig:
     timeouts: TimeoutsConfig
     observability: ObservabilityConfig
     debug: DebugConfig
+    extension: ExtensionConfig
 
     def __post_init__(self) -> None:
         if self.profiles.base_dir is None:
             # Frozen: set the derived default the way dataclasses' own __init__ does.
-    extension: ExtensionConfig
             resolved = dataclasses.replace(self.profiles, base_dir=self.server.state_dir / "profiles")
             object.__setattr__(self, "profiles", resolved)
 
