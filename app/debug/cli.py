@@ -338,9 +338,9 @@ def run_connect(args: argparse.Namespace) -> int:
     repl = _is_repl(as_json)
     with _signals(exit), _terminal(repl):
         try:
+            hub.join(session, peer)   # first: whoever connects after server_started finds us there
             server.start()
             out.emit(console.server_started(server.url, args.session))
-            hub.join(session, peer)
             printer.start()
             term.start_stdin(repl, exit)
             exit.wait()

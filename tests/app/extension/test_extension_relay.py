@@ -205,3 +205,36 @@ def _get(url: str) -> Any:
         return requests.get(url, timeout=1).json()
     except (requests.RequestException, ValueError):
         return None
+
+
+def test_the_debug_bridges_cdp_side_runs_on_an_extension_tab(bridge, site):
+    from app.debug.hub import Peer
+
+    client = bridge.client()
+    tab = nav(client, site.url("sdk_app.html"))["tabId"]   # no SDK in the page: the bridge is its app
+    made = client.post(f"/tabs/{tab}/debug", json={})
+    assert made.status_code == 201, made.json
+    hub = bridge.app.extensions["pinchtab.debug"]
+    session = hub.get(made.json["sessionId"])
+    got: list[dict[str, Any]] = []
+    agent = Peer("agent", "ext-test", lambda text, msg: got.append(json.loads(text)))
+    hub.join(session, agent)
+
+    def command(type_: str, **fields: Any) -> None:
+        hub.from_agent(session, agent, json.dumps({"protocolVersion": 1, "sessionId": session.id, "type": type_,
+                                                   "requestId": f"{type_}-1", **fields}))
+
+    def first(type_: str) -> dict[str, Any]:
+        return wait_until(lambda: next((m for m in got if m.get("type") == type_), None), 10)
+
+    try:
+        assert first("hello")["url"] == site.url("sdk_app.html")
+        command("click", target={"stableId": "log"})   # its data-testid; the page logs
+        assert first("command_result")["success"] is True
+        console = first("console")
+        assert console["level"] == "log" and console["args"][0] == "hello from the page"
+        command("request_ui_tree")
+        items = first("ui_tree")["items"]
+        assert items and all(item["stableId"].startswith("e") for item in items)
+    finally:
+        client.delete(f"/tabs/{tab}/debug")
