@@ -5,6 +5,7 @@ Views raise; they never build error JSON. The body is always
 """
 from __future__ import annotations
 
+import errno
 import logging
 from typing import Any
 
@@ -81,6 +82,50 @@ class Unavailable(APIError):
     retryable = True
 
 
+class StorageError(OSError):
+    """A file the API writes (saved state, output=file, a download, ...) could not be written; nothing
+    half-written is left. An ``OSError``, so code that writes best-effort still catches it."""
+
+    def __init__(self, what: str, cause: OSError) -> None:
+        super().__init__(cause.errno, cause.strerror or str(cause))
+        self.what = what  # the name the caller gave (or ours), never a path of this machine
+
+
+# A full disk or quota: the space may come back, so a retry later can succeed.
+FULL_DISK = frozenset({errno.ENOSPC, errno.EDQUOT})
+# Errors of the storage itself, whichever write met them (a bare OSError carrying one is ours to map).
+STORAGE_ERRNOS = FULL_DISK | {errno.EROFS, errno.EFBIG}
+
+
+def storage_reason(exc: OSError) -> str:
+    """A short reason for people, with a plain word for the common cases."""
+    if exc.errno in FULL_DISK:
+        return "the disk is full"
+    if exc.errno == errno.EROFS:
+        return "the file system is read-only"
+    return exc.strerror or type(exc).__name__
+
+
+def _storage_answer(message: str, errno_: int | None) -> APIError:
+    full = errno_ in FULL_DISK
+    return APIError(message, status=507, code="storage_full" if full else "storage_failed", retryable=full)
+
+
+def _storage_error(exc: BaseException) -> APIError | None:
+    """Every storage failure, whoever met it, as one 507: ``storage_full`` or ``storage_failed``."""
+    import profiles.errors as pe
+
+    if isinstance(exc, StorageError):
+        return _storage_answer(f"could not write {exc.what}: {storage_reason(exc)}", exc.errno)
+    if isinstance(exc, pe.StoreWriteError):
+        # The profile store words its own message (which profile, which file); the errno is its cause's.
+        cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else exc
+        return _storage_answer(str(exc), cause.errno)
+    if type(exc) is OSError and exc.errno in STORAGE_ERRNOS:  # e.g. a mkdir on the way to a write
+        return _storage_answer(f"could not write to the state dir: {storage_reason(exc)}", exc.errno)
+    return None
+
+
 def disabled(feature: str, setting: str) -> Forbidden:
     """The 403 of a capability that is off until the config turns it on."""
     return Forbidden(f"{feature} endpoint is disabled; enable {setting} in config to use this endpoint",
@@ -114,7 +159,7 @@ def from_exception(exc: BaseException) -> APIError | None:
     if isinstance(exc, cdp_errors.BadSelector):
         return BadRequest(str(exc), code="bad_selector")
     if isinstance(exc, cdp_errors.BadCursor):
-        return BadRequest(str(exc), details={"field": "after"})
+        return BadRequest(str(exc), code="bad_cursor", details={"field": "after"})
     if isinstance(exc, cdp_errors.NoSuchElement):
         return NotFound(str(exc), code="element_not_found")
     if isinstance(exc, cdp_errors.DialogBlocking):
@@ -123,20 +168,34 @@ def from_exception(exc: BaseException) -> APIError | None:
                                  "suggestion": "POST /dialog {\"action\": \"accept\"} or \"dismiss\""})
     if isinstance(exc, cdp_errors.NavigationChanged):
         return Conflict(str(exc), code="navigation_changed", details={"url": exc.url, "result": exc.result})
+    if isinstance(exc, cdp_errors.NotAnElement):
+        return BadRequest(str(exc), code="not_an_element")
     if isinstance(exc, cdp_errors.ActionError):
         return BadRequest(str(exc), code="action_failed")
+    if isinstance(exc, cdp_errors.BadPrintOptions):
+        return BadRequest(str(exc), code="bad_pdf_options", details={"field": exc.field} if exc.field else None)
+    if isinstance(exc, cdp_errors.PrintFailed):
+        return APIError(str(exc), status=502, code="pdf_failed")
+    if isinstance(exc, cdp_errors.InvalidURL):
+        return BadRequest(str(exc), code="bad_url", details={"field": "url"})
     if isinstance(exc, cdp_errors.NavigationError):
         return APIError(str(exc), status=502, code="navigation_failed")
     if isinstance(exc, cdp_errors.TargetCrashed):
         return Conflict(str(exc), code="tab_crashed")
     if isinstance(exc, cdp_errors.TargetClosed):
         return NotFound(str(exc), code="tab_closed")
+    if isinstance(exc, cdp_errors.InputUnresponsive):
+        return Conflict(str(exc), code="input_unresponsive",
+                        details={"suggestion": "POST /reload (or navigate) the tab; other tabs are unaffected"})
     if isinstance(exc, cdp_errors.CDPTimeout):
         return APIError(str(exc), status=504, code="timeout", retryable=True)
     if isinstance(exc, cdp_errors.BrowserGone):
         return Unavailable(f"{exc}; the browser is restarted on the next request")
     if isinstance(exc, cdp_errors.LaunchError):
         return Unavailable(str(exc), code="browser_launch_failed")
+    storage_error = _storage_error(exc)
+    if storage_error is not None:
+        return storage_error
     profile_error = _profile_error(exc)
     if profile_error is not None:
         return profile_error
@@ -161,8 +220,6 @@ def _profile_error(exc: BaseException) -> APIError | None:
         return Conflict(str(exc), code="profile_in_use", details=details or None)
     if isinstance(exc, pe.ProfileExists):
         return Conflict(str(exc), code="profile_exists")
-    if isinstance(exc, pe.StoreWriteError):
-        return APIError(str(exc), status=507, code="store_write_failed", retryable=True)
     return BadRequest(str(exc), code="bad_profile")
 
 
@@ -186,11 +243,18 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):  # type: ignore[no-untyped-def]
-        codes = {404: "not_found", 405: "method_not_allowed", 413: "body_too_large", 400: "bad_request"}
+        codes = {404: "not_found", 405: "method_not_allowed", 408: "request_timeout", 413: "body_too_large",
+                 400: "bad_request"}
         msg = exc.description or exc.name
         if exc.code == 404:
             msg = "no such route; GET /openapi.json lists every route"
-        return jsonify({"error": msg, "code": codes.get(exc.code or 500, "error")}), exc.code
+        resp = jsonify({"error": msg, "code": codes.get(exc.code or 500, "error")})
+        resp.status_code = exc.code or 500
+        # The exception's own headers (a 405's Allow, a 416's Content-Range, ...) belong to the answer too.
+        for name, value in exc.get_headers():
+            if name.lower() != "content-type":
+                resp.headers[name] = value
+        return resp
 
     @app.errorhandler(Exception)
     def any_error(exc: Exception):  # type: ignore[no-untyped-def]

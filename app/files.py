@@ -1,16 +1,18 @@
 """Files the API writes for its callers: always inside the state dir, always written atomically.
 
 A client-supplied name or path can never leave its folder: it is resolved (symlinks included)
-and proven to stay under the folder before anything is written.
+and proven to stay under the folder before anything is written. A failed write raises
+:class:`~app.errors.StorageError` (mapped to 507 in one place), naming the file, not where it lives.
 """
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 import time
 from pathlib import Path
 
-from .errors import BadRequest
+from .errors import BadRequest, StorageError
 
 
 def inside(base: Path, requested: str | None, default_name: str) -> Path:
@@ -42,10 +44,18 @@ def output_file(state_dir: Path, requested: str, default_name: str) -> Path:
     return target
 
 
-def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> int:
-    """Write ``data`` to ``path`` via a temp file in the same dir, fsync, rename: never half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
+def write_atomic(path: Path, data: bytes, mode: int = 0o600, *, what: str = "") -> int:
+    """Write ``data`` to ``path`` via a temp file in the same dir, fsync, rename: never half a file.
+
+    Returns the size written. Raises :class:`StorageError` (naming ``what``, else the file's name)
+    when the disk is full or the write fails otherwise; the old file, if any, is left as it was.
+    """
+    label = what or repr(path.name)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
+    except OSError as exc:
+        raise StorageError(label, exc) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -53,11 +63,13 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> int:
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError):
+            raise StorageError(label, exc) from exc
         raise
     dir_fd = os.open(str(path.parent), os.O_RDONLY)
     try:
@@ -65,6 +77,32 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> int:
     finally:
         os.close(dir_fd)
     return len(data)
+
+
+def entries(folder: Path, pattern: str) -> list[Path]:
+    """The files of ``folder`` (resolved) matching ``pattern`` that are really in it: regular files,
+    not symlinks (a link could point anywhere), not our temp files (a leading dot)."""
+    return [p for p in folder.glob(pattern) if not p.name.startswith(".") and contained(folder, p)]
+
+
+def contained(folder: Path, path: Path) -> bool:
+    """``path`` is a regular file directly in ``folder`` (resolved), and no symlink."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and path.parent == folder
+
+
+def read_contained(folder: Path, path: Path) -> bytes:
+    """The bytes of ``path``, a regular file directly in ``folder``; a symlink swapped in after the
+    check is not followed (O_NOFOLLOW). Raises BadRequest ``invalid_output_path`` for anything else,
+    OSError when it cannot be read."""
+    if not contained(folder, path):
+        raise BadRequest(f"invalid path: {path.name!r} is not a file in its folder", code="invalid_output_path")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
 
 
 def stamp() -> str:

@@ -21,7 +21,9 @@ from marshmallow import Schema, fields
 
 from .parser import parser
 
-PUBLIC_PATHS = frozenset({"/health"})
+# Answered without the token (app/auth.py lets them through): the health check, and the debug SDK
+# that pages load with a <script> tag.
+PUBLIC_PATHS = frozenset({"/health", "/debug/sdk.js"})
 # Schemas of answers that are not JSON (alt_response and raw content types).
 BINARY = {"type": "string", "format": "binary"}
 TEXT = {"type": "string"}
@@ -86,6 +88,46 @@ class _PathPlugin(FlaskPlugin):
         return params
 
 
+class _PathTabPlugin(BasePlugin):
+    """One place names the tab. On ``/tabs/{tabId}/...`` it is the path: the twin's query takes no
+    ``tabId``. Where the path or the query names it (``POST /upload?tabId=``), the body takes none.
+
+    The views share their schemas with the flat routes, so the schemas keep the field; the parser
+    refuses a second ``tabId`` that differs from the first, and the document offers none at all.
+    """
+
+    def operation_helper(self, path: str | None = None, operations: dict[str, Any] | None = None,
+                         **kwargs: Any) -> None:
+        if not path or not operations:
+            return
+        for op in operations.values():
+            if not isinstance(op, dict):
+                continue
+            params = op.get("parameters") or []
+            if "{tabId}" in path:
+                params = op["parameters"] = [p for p in params if not _is_param(p, "query", "tabId")]
+            if "{tabId}" in path or any(_is_param(p, "query", "tabId") for p in params):
+                for media in (op.get("requestBody") or {}).get("content", {}).values():
+                    if "schema" in media:
+                        media["schema"] = {"allOf": [media["schema"], {"not": {"required": ["tabId"]}}]}
+
+
+def _is_param(param: Any, where: str, name: str) -> bool:
+    return isinstance(param, dict) and param.get("in") == where and param.get("name") == name
+
+
+class _SchemaRulesPlugin(BasePlugin):
+    """A schema's rules across fields (its ``@validates_schema``), told to the document too: a
+    schema class may set ``OPENAPI_RULES`` (JSON Schema keywords, e.g. ``anyOf``), kept next to the
+    validator that enforces them."""
+
+    def schema_helper(self, name: str, definition: dict[str, Any], **kwargs: Any) -> dict[str, Any] | None:
+        schema = kwargs.get("schema")
+        cls = schema if isinstance(schema, type) else type(schema)
+        rules = getattr(cls, "OPENAPI_RULES", None)
+        return {**definition, **rules} if rules else None
+
+
 class _BearerPlugin(BasePlugin):
     """Every operation but the public ones needs the bearer token."""
 
@@ -135,7 +177,8 @@ def init_api(app: Flask, title: str, description: str) -> Api:
     """The app's Api: ``GET /openapi.json`` (and ``/help``), our error shape, the bearer scheme."""
     app.config.update(API_TITLE=title, API_VERSION=package_version(), OPENAPI_VERSION="3.0.3",
                       OPENAPI_URL_PREFIX="/", OPENAPI_JSON_PATH="openapi.json")
-    api = Api(app, spec_kwargs={"flask_plugin": _PathPlugin(), "extra_plugins": [_BearerPlugin()],
+    plugins = [_PathTabPlugin(), _SchemaRulesPlugin(), _BearerPlugin()]
+    api = Api(app, spec_kwargs={"flask_plugin": _PathPlugin(), "extra_plugins": plugins,
                                 "info": {"description": description}})
     api.spec.components.security_scheme("bearer", {"type": "http", "scheme": "bearer"})
     app.add_url_rule("/help", endpoint="help", view_func=lambda: api.document().to_dict())

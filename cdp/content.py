@@ -36,17 +36,21 @@ def screenshot(tab: Tab, *, fmt: str = "jpeg", quality: int = 80, full_page: boo
     params: dict[str, Any] = {"format": fmt, "captureBeyondViewport": full_page}
     if fmt == "jpeg":
         params["quality"] = quality
+    # A tab whose input pipeline is stuck draws no new frames, so a plain capture (which waits for
+    # one) never answers; an off-screen capture of the same area still does.
+    offscreen = tab.input_stuck
     if selector:
         # Clipped to the element; beyondViewport does not apply (the element decides the area).
         clip, beyond = element_clip(tab, selector)
         params["clip"] = {**clip, "scale": scale}
-        params["captureBeyondViewport"] = beyond
-    elif full_page or scale != 1.0:
+        params["captureBeyondViewport"] = beyond or offscreen
+    elif full_page or scale != 1.0 or offscreen:
         metrics = tab.call("Page.getLayoutMetrics")
         size = metrics["cssContentSize"] if full_page else metrics["cssLayoutViewport"]
         x = 0 if full_page else size.get("pageX", 0)
         y = 0 if full_page else size.get("pageY", 0)
         params["clip"] = {"x": x, "y": y, "width": size.get("width", size.get("clientWidth")),
                           "height": size.get("height", size.get("clientHeight")), "scale": scale}
+        params["captureBeyondViewport"] = full_page or offscreen
     data = tab.call("Page.captureScreenshot", params)["data"]
     return base64.b64decode(data)

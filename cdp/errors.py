@@ -16,6 +16,14 @@ class CDPTimeout(Exception):
     """A command or a wait passed its deadline."""
 
 
+class Abandoned(CDPTimeout):
+    """Nobody waits for a tab's job any more (its caller left or timed out): it was skipped or stopped."""
+
+
+class InputUnresponsive(CDPTimeout):
+    """Input events on a tab go unanswered (an earlier one timed out too): failed fast, not waited out."""
+
+
 class TargetClosed(Exception):
     """The tab was closed or detached; its pending and future calls fail at once."""
 
@@ -63,8 +71,16 @@ class ActionError(Exception):
     """An action could not be carried out (wrong element kind, not focusable, ...)."""
 
 
+class NotAnElement(ActionError):
+    """A target that is no element (the document itself): there is nothing to act on or read."""
+
+
 class NavigationError(Exception):
     """Chrome could not load the page (DNS, refused connection, bad URL, ...)."""
+
+
+class InvalidURL(NavigationError):
+    """Chrome refuses the URL itself (no retry can load it): the caller's fault, not the network's."""
 
 
 class DialogBlocking(Exception):
@@ -96,6 +112,10 @@ class BadPrintOptions(ValueError):
     def __init__(self, message: str, field: str = "") -> None:
         super().__init__(message)
         self.field = field
+
+
+class PrintFailed(Exception):
+    """Chrome could not print the page (its own refusal, not our options' fault nor ours)."""
 
 
 class BadCursor(ValueError):

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import keys, selectors
-from .errors import ActionError, CDPError, NoSuchElement
+from .errors import ActionError, CDPError, NoSuchElement, NotAnElement
 from .page import Element, call_on, evaluate, world
+from .snapshot import ELEMENT_OF
 from .tab import Tab
 
 INSERT_TEXT_ABOVE = 64  # longer texts: first and last keys typed, the middle inserted at once
@@ -49,7 +50,13 @@ def find(tab: Tab, target: Target) -> Element:
                                                "executionContextId": world(tab, main)})["object"]
         except CDPError:
             raise NoSuchElement(f"no node with nodeId {target.node_id}") from None
-        return Element(obj["objectId"], main.frame_id, main.session_id, world(tab, main))
+        if obj.get("description") == "#document":
+            raise NotAnElement(f"nodeId {target.node_id} is the document itself, not an element in it")
+        el = Element(obj["objectId"], main.frame_id, main.session_id, world(tab, main))
+        if obj.get("className") == "Text":  # text acts on its element, as a ref on text does
+            parent = call_on(tab, el, f"function() {{ return {ELEMENT_OF}(this); }}", by_value=False)
+            el = Element(parent["objectId"], main.frame_id, main.session_id, el.ctx)
+        return el
     return selectors.resolve(tab, target.ref or target.selector)
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import CDPError, CDPTimeout, DialogBlocking, NavigationError
+from .errors import CDPError, CDPTimeout, DialogBlocking, InvalidURL, NavigationError
 from .tab import Tab
 from .waits import condition, poll
 
@@ -22,7 +22,14 @@ def page_info(tab: Tab) -> dict[str, str]:
 def navigate(tab: Tab, url: str, *, timeout_s: float, wait_for: str = "dom", wait_selector: str = "") -> dict[str, str]:
     """Load ``url`` in the tab and wait until ``wait_for``; returns the final url and title."""
     first = not tab.navigated
-    res = tab.call("Page.navigate", {"url": url}, timeout_s=timeout_s)
+    try:
+        res = tab.call("Page.navigate", {"url": url}, timeout_s=timeout_s)
+    except CDPError as exc:
+        if "invalid url" in exc.cdp_message.lower():
+            raise InvalidURL(f"invalid URL {url!r}: the browser refuses it ({exc.cdp_message})") from None
+        raise
+    if res.get("errorText") == "net::ERR_INVALID_URL":
+        raise InvalidURL(f"invalid URL {url!r}: the browser refuses it ({res['errorText']})")
     if res.get("errorText"):
         raise NavigationError(f"navigate to {url}: {res['errorText']}")
     tab.navigated = True

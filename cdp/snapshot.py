@@ -17,11 +17,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import CDPError, StaleRef, UnknownRef
+from .errors import CDPError, NotAnElement, StaleRef, UnknownRef
 from .page import Element, call_on, evaluate, world
 from .tab import Frame, Tab
 
 REF_RE = re.compile(r"^e(\d+)$")
+# JS: the element a node stands for: itself, or for text its parent element (or shadow host).
+ELEMENT_OF = "(n => n && n.nodeType === 3 ? (n.parentElement || (n.parentNode && n.parentNode.host) || n) : n)"
 
 
 @dataclass
@@ -176,12 +178,17 @@ def resolve_ref(tab: Tab, ref: str) -> Element:
     obj = None
     if frame is not None and frame.world_ctx is not None:
         try:
-            obj = evaluate(tab, frame, f"globalThis.__pinchtab.resolve({json.dumps(ref)})", by_value=False)
+            # A ref on text (StaticText) names its element: actions and reads need one.
+            obj = evaluate(tab, frame, f"{ELEMENT_OF}(globalThis.__pinchtab.resolve({json.dumps(ref)}))",
+                           by_value=False)
         except CDPError:
             obj = None
     if not obj or obj.get("subtype") == "null" or "objectId" not in obj:
         role, name = table.seen.get(ref, ("", ""))
         raise StaleRef(ref, role, name, candidates(tab, ref, role, name))
+    if obj.get("description") == "#document":
+        raise NotAnElement(f"ref {ref} is the page itself (RootWebArea), not an element in it; "
+                           "use the ref of an element")
     return Element(obj["objectId"], frame.frame_id, frame.session_id, frame.world_ctx, ref)  # type: ignore[union-attr]
 
 

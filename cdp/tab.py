@@ -10,14 +10,16 @@ fast event (it checks state the handlers already recorded).
 from __future__ import annotations
 
 import collections
+import contextvars
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
-from .errors import CDPTimeout, DialogBlocking, TargetClosed, TargetCrashed
+from .errors import Abandoned, CDPTimeout, DialogBlocking, InputUnresponsive, TargetClosed, TargetCrashed
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -30,7 +32,18 @@ EVENT_QUEUE_MAX = 5000
 DIALOG_SAFE = frozenset({"Page.handleJavaScriptDialog", "Page.bringToFront", "Page.getNavigationHistory",
                          "Page.navigate", "Page.stopLoading"})
 CONSOLE_RING = 1000
+# After an input event went unanswered, the next ones get this long: a renderer whose input pipeline
+# is stuck (a wheel of 1e308 px does it) never answers input again until a new document, and each
+# caller should learn that in a second, not after the whole action timeout.
+INPUT_PROBE_S = 1.0
+QUEUE_MARGIN_S = 5.0  # how long past its deadline a waiter waits for a job that has started
+GONE_CHECK_S = 0.1  # how often a waiter asks whether its caller is still there
 Handler = Callable[[str, dict[str, Any]], None]
+
+# Whether the caller of ``Tab.run`` on this thread (or context) has gone away: set by the layer
+# that serves callers (for HTTP: the client closed its connection), None when nobody can tell.
+caller_gone: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar("caller_gone",
+                                                                                        default=None)
 
 
 @dataclass
@@ -63,24 +76,61 @@ class Dialog:
 
 
 class _Job:
-    """A job for the worker, and its answer: a bare lock is the cheapest one-shot hand-back."""
+    """A job for the worker, and its answer: a bare lock is the cheapest one-shot hand-back.
 
-    __slots__ = ("fn", "deadline", "_done", "value", "error")
+    A job whose caller stopped waiting (its deadline passed, or it went away) is cancelled: the
+    worker skips it if it has not started, and a running one stops at its next wait. ``waited``:
+    someone waits for the answer (``run``); a ``submit`` job reports its own outcome, so it runs
+    however late it is. ``gone``: the caller's ``caller_gone`` check, asked again just before the
+    job starts (its waiter only looks now and then).
+    """
 
-    def __init__(self, fn: Callable[[], Any], deadline: float) -> None:
+    __slots__ = ("fn", "deadline", "waited", "gone", "cancelled", "started", "_claim", "_done", "value", "error")
+
+    def __init__(self, fn: Callable[[], Any], deadline: float, *, waited: bool = True,
+                 gone: Callable[[], bool] | None = None) -> None:
         self.fn = fn
         self.deadline = deadline
+        self.waited = waited
+        self.gone = gone
+        self.cancelled = False
+        self.started = False
+        self._claim = threading.Lock()  # start and cancel race: exactly one of them wins
         self._done = threading.Lock()
         self._done.acquire()  # released once, by the worker, when the answer is in
         self.value: Any = None
         self.error: BaseException | None = None
+
+    def start(self) -> bool:
+        """On the worker: whether to run the job (False: cancelled first)."""
+        with self._claim:
+            self.started = not self.cancelled
+            return self.started
+
+    def cancel(self) -> bool:
+        """Nobody wants the answer any more; whether the job had not started yet."""
+        with self._claim:
+            self.cancelled = True
+            return not self.started
+
+    def unwanted(self) -> bool:
+        """Whether nobody waits for the answer any more: cancelled, late, or its caller left."""
+        if not self.waited:
+            return False
+        if self.cancelled or time.monotonic() >= self.deadline:
+            return True
+        try:
+            return self.gone is not None and self.gone()
+        except Exception:  # a broken check must not drop work
+            log.exception("a caller_gone check failed")
+            return False
 
     def finish(self, value: Any = None, error: BaseException | None = None) -> None:
         self.value, self.error = value, error
         self._done.release()
 
     def wait(self, timeout_s: float) -> Any:
-        if not self._done.acquire(timeout=timeout_s):
+        if not self._done.acquire(timeout=max(timeout_s, 0.0)):
             raise TimeoutError
         if self.error is not None:
             raise self.error
@@ -143,6 +193,7 @@ class Tab:
         self.nav_seq = 0  # bumped by every main-frame navigation, same-document ones included
         self.loads_started = 0  # bumped when the main frame starts a navigation to a new document
         self.state: dict[str, Any] = {}  # per-tab bookkeeping of higher layers (refs, last snapshot)
+        self.input_stuck_epoch: int | None = None  # the document whose input events stopped answering
         self._handlers: dict[str, list[Handler]] = collections.defaultdict(list)
         self._bell = _Bell()
         self._events: collections.deque[tuple[str, dict[str, Any]]] = collections.deque()
@@ -150,6 +201,7 @@ class Tab:
         self._closed: Exception | None = None
         self._on_close: list[Callable[[Exception], None]] = []  # told once, when the tab closes or crashes
         self._job_deadline: float | None = None
+        self._job: _Job | None = None  # the job the worker runs now
         self._thread = threading.Thread(target=self._work_loop, name=f"tab:{target_id[:8]}", daemon=True)
         self._install_handlers()
         self._thread.start()
@@ -188,10 +240,16 @@ class Tab:
         return self._closed
 
     def run(self, fn: Callable[[], Any], timeout_s: float) -> Any:
-        """Run ``fn`` on this tab's worker, after the jobs before it; wait at most ``timeout_s``."""
+        """Run ``fn`` on this tab's worker, after the jobs before it; wait at most ``timeout_s``.
+
+        Raises CDPTimeout when the job did not start by its deadline (it is then skipped) or did
+        not finish soon after it, and Abandoned when ``caller_gone`` says the caller left (the job
+        is skipped, or stopped at its next wait): work nobody waits for must not delay the next.
+        """
         if self._closed is not None:
             raise self._closed
-        job = _Job(fn, time.monotonic() + timeout_s)
+        gone = caller_gone.get()
+        job = _Job(fn, time.monotonic() + timeout_s, gone=gone)
         self._jobs.append(job)
         self._bell.ring()
         if self._closed is not None:  # closed meanwhile: the worker may have drained its queue already
@@ -201,11 +259,30 @@ class Tab:
             except ValueError:  # the worker took it and answers it
                 pass
         self.last_used = time.time()
-        try:
-            # The job bounds its own waits by its deadline; the margin covers queueing behind others.
-            return job.wait(timeout_s + 5.0)
-        except TimeoutError:
-            raise CDPTimeout(f"tab {self.id} is busy: the request did not finish within {timeout_s:.0f} s") from None
+        return self._wait(job, timeout_s, gone)
+
+    def _wait(self, job: _Job, timeout_s: float, gone: Callable[[], bool] | None) -> Any:
+        while True:
+            # Not started by its deadline: dropped. Started: it bounds its own waits by its
+            # deadline, and the margin covers its last step.
+            limit = job.deadline + (QUEUE_MARGIN_S if job.started else 0.0)
+            left = limit - time.monotonic()
+            try:
+                return job.wait(min(left, GONE_CHECK_S) if gone is not None else left)
+            except TimeoutError:
+                pass
+            if gone is not None and gone():
+                self._cancel(job)
+                raise Abandoned(f"the caller went away; tab {self.id} dropped its request")
+            if time.monotonic() >= limit:
+                self._cancel(job)
+                raise CDPTimeout(f"tab {self.id} is busy: the request did not finish within {timeout_s:.0f} s")
+
+    def _cancel(self, job: _Job) -> bool:
+        """Cancel ``job``; wake the worker so a running job sees it. Whether it had not started."""
+        before_start = job.cancel()
+        self._bell.ring()
+        return before_start
 
     # --- on the worker thread --------------------------------------------------------------------
     def on(self, method: str, handler: Handler) -> None:
@@ -232,7 +309,7 @@ class Tab:
 
         if self._closed is not None:
             raise self._closed
-        self._jobs.append(_Job(guarded, time.monotonic() + timeout_s))
+        self._jobs.append(_Job(guarded, time.monotonic() + timeout_s, waited=False))
         self._bell.ring()
 
     def remaining(self, timeout_s: float | None = None) -> float:
@@ -265,12 +342,41 @@ class Tab:
     def wait_result(self, fut: Future, method: str, timeout_s: float | None = None) -> dict[str, Any]:
         watch_dialog = method not in DIALOG_SAFE
         interrupt = (lambda: self.dialog is not None) if watch_dialog else None
-        if not self.wait_for(fut.done, timeout_s, interrupt=interrupt):
+        is_input = method.startswith("Input.")
+        stuck = is_input and self.input_stuck
+        if stuck:  # only a probe: see INPUT_PROBE_S
+            timeout_s = min(self.remaining(timeout_s), INPUT_PROBE_S)
+        sent_at = time.monotonic()
+        try:
+            answered = self.wait_for(fut.done, timeout_s, interrupt=interrupt)
+        except Abandoned:
+            self.conn.forget(fut)
+            if is_input and time.monotonic() - sent_at >= INPUT_PROBE_S:
+                self._input_stuck(method)  # its caller gave up on it: so would the next one
+            raise
+        if not answered:
             self.conn.forget(fut)
             if interrupt is not None and interrupt():
                 raise DialogBlocking(self.dialog.type, self.dialog.message)  # type: ignore[union-attr]
+            if is_input:
+                self._input_stuck(method)
+            if stuck:
+                raise InputUnresponsive(f"the page does not acknowledge input events ({method}): its renderer "
+                                        "is busy or its input pipeline is stuck; reload or navigate the tab")
             raise CDPTimeout(f"{method} did not answer in time")
+        if is_input:
+            self.input_stuck_epoch = None  # answered: whatever held input up has passed
         return fut.result()
+
+    @property
+    def input_stuck(self) -> bool:
+        """Whether input events on the current document went unanswered (see INPUT_PROBE_S)."""
+        return self.input_stuck_epoch is not None and self.input_stuck_epoch == self.document_epoch
+
+    def _input_stuck(self, method: str) -> None:
+        if self.input_stuck_epoch != self.document_epoch:
+            log.warning("tab %s: %s unanswered; input marked stuck until a new document", self.id, method)
+        self.input_stuck_epoch = self.document_epoch
 
     def wait_for(self, predicate: Callable[[], bool], timeout_s: float | None = None, *,
                  interrupt: Callable[[], bool] | None = None) -> bool:
@@ -284,6 +390,8 @@ class Tab:
                 return False
             if self._closed is not None:
                 raise self._closed
+            if self._job is not None and self._job.cancelled:
+                raise Abandoned("nobody waits for this job any more")
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
@@ -319,14 +427,20 @@ class Tab:
             if closed is not None:
                 job.finish(error=closed)
                 continue
-            self._job_deadline = job.deadline
+            if job.unwanted():
+                job.cancel()  # its waiter has its answer (or gets it now): the work is nobody's
+            if not job.start():
+                log.debug("tab %s: skipped a job nobody waits for", self.id)
+                job.finish(error=Abandoned("nobody waits for this job any more"))
+                continue
+            self._job_deadline, self._job = job.deadline, job
             try:
                 value = job.fn()
             except BaseException as exc:  # handed to the caller, who maps it to an answer
-                self._job_deadline = None
+                self._job_deadline, self._job = None, None
                 job.finish(error=exc)
             else:
-                self._job_deadline = None
+                self._job_deadline, self._job = None, None
                 job.finish(value)
         # Closed: fail whatever is still queued, at once (run() refuses new jobs from now on).
         while self._jobs:

@@ -14,6 +14,7 @@ from ..config import Config, load_config
 from ..debug import init_debug
 from ..jsonprovider import JSONProvider
 from ..openapi import init_api
+from . import caller_gone
 from .browser_state import BrowserState, Caller
 
 
@@ -39,6 +40,7 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
     api = init_api(app, "Pinchtab", "A browser API for AI agents.")
     errors.register(app)  # after the Api: its HTTP error handler gives way to our one error shape
     auth.register(app, config.server.token)
+    caller_gone.register(app)  # a request whose client left stops waiting for (and skips) its tab work
 
     from .routes import (
         actions,

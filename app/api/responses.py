@@ -138,8 +138,9 @@ class StylesResponse(Schema):
     tabId = fields.String(required=True)
     url = fields.String(required=True)
     title = fields.String(required=True)
-    styles = fields.Dict(keys=fields.String(), values=fields.String(), required=True,
-                         metadata={"description": "computed style, by property name (only prop with prop)"})
+    styles = fields.Dict(keys=fields.String(), values=fields.String(allow_none=True), required=True,
+                         metadata={"description": "computed style, by property name (only prop with prop; "
+                                                  "null for a property the browser does not know)"})
 
 
 class ValueResponse(Schema):

@@ -1,11 +1,13 @@
 """What each route takes: marshmallow schemas that validate requests (and describe them)."""
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, pre_load, validate, validates_schema
+from marshmallow import (EXCLUDE, Schema, ValidationError, fields, missing, post_load, pre_load, validate,
+                         validates_schema)
 
 from cdp.input import Target
 from cdp.steps import Step
@@ -16,6 +18,16 @@ WAIT_FOR = ("none", "dom", "load", "networkidle", "selector")
 SNAPSHOT_FORMATS = ("json", "compact", "text", "yaml")
 ACTION_KINDS = tuple(steps.ACTION_KINDS)
 SNAP = ("", "diff", "compact")
+
+
+# Every number a request carries has a range (flask-smorest documents it as minimum/maximum); NaN and
+# Infinity are refused by the fields themselves. Chrome takes any double, but a wheel turned by
+# 1e308 px wedges the tab's input pipeline, and no page or picture is larger than this anyway.
+MAX_PX = 100_000
+PX = validate.Range(min=-MAX_PX, max=MAX_PX)  # coordinates, deltas, offsets (CSS px)
+SIZE_PX = validate.Range(min=1, max=MAX_PX)
+TIMEOUT_S = validate.Range(min=0.1, max=120)
+MAX_COUNT = 1_000_000  # entries, characters, tokens: far more than any answer holds
 
 
 class Loose(Schema):
@@ -37,7 +49,7 @@ class NavigateSchema(Loose, TabIdMixin):
     url = fields.String(required=True, validate=validate.Length(min=1),
                         error_messages={"required": "url required"})
     newTab = fields.Boolean(load_default=False)
-    timeout = fields.Float(validate=validate.Range(min=0.1, max=120))
+    timeout = fields.Float(validate=TIMEOUT_S)
     waitFor = fields.String(load_default="dom", validate=validate.OneOf(WAIT_FOR))
     waitSelector = fields.String(load_default="")
 
@@ -47,8 +59,12 @@ class NavigateSchema(Loose, TabIdMixin):
             raise ValidationError("waitFor 'selector' needs waitSelector", "waitSelector")
 
 
+TAB_ACTION_ERROR = "action must be 'new' or 'focus'; use /close to close a tab"
+
+
 class TabActionSchema(Loose, TabIdMixin):
-    action = fields.String(required=True, error_messages={"required": "action must be 'new' or 'focus'"})
+    action = fields.String(required=True, validate=validate.OneOf(("new", "focus"), error=TAB_ACTION_ERROR),
+                           error_messages={"required": TAB_ACTION_ERROR})
     url = fields.String()
 
 
@@ -65,22 +81,22 @@ class SnapshotQuerySchema(Loose, TabIdMixin):
     interactive = fields.Boolean(load_default=False)
     format = fields.String(load_default="json", validate=validate.OneOf(SNAPSHOT_FORMATS))
     compact = fields.Boolean(load_default=False)
-    depth = fields.Integer(load_default=-1, validate=validate.Range(min=-1))
-    maxTokens = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    depth = fields.Integer(load_default=-1, validate=validate.Range(min=-1, max=10_000))
+    maxTokens = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_COUNT))
     selector = fields.String(load_default="")
     after = fields.String(load_default="")
     diff = fields.Boolean(load_default=False)
     output = fields.String(load_default="", validate=validate.OneOf(("", "inline", "file")))
     path = fields.String(load_default="")
-    timeout = fields.Float(validate=validate.Range(min=0.1, max=120))
+    timeout = fields.Float(validate=TIMEOUT_S)
 
 
 class TargetMixin(Schema):
     ref = fields.String()
     selector = fields.String()
-    nodeId = fields.Integer()
-    x = fields.Float()
-    y = fields.Float()
+    nodeId = fields.Integer(validate=validate.Range(min=1, max=2**31 - 1))
+    x = fields.Float(validate=PX)
+    y = fields.Float(validate=PX)
 
 
 class ActionSchema(Loose, TabIdMixin, TargetMixin):
@@ -91,23 +107,23 @@ class ActionSchema(Loose, TabIdMixin, TargetMixin):
     key = fields.String()
     modifiers = fields.Integer(load_default=0, validate=validate.Range(min=0, max=15))
     button = fields.String(load_default="left", validate=validate.OneOf(("left", "right", "middle")))
-    scrollX = fields.Float()
-    scrollY = fields.Float()
-    deltaX = fields.Float()
-    deltaY = fields.Float()
+    scrollX = fields.Float(validate=PX)
+    scrollY = fields.Float(validate=PX)
+    deltaX = fields.Float(validate=PX)
+    deltaY = fields.Float(validate=PX)
     direction = fields.String(validate=validate.OneOf(("up", "down", "left", "right")))
-    pixels = fields.Float(validate=validate.Range(min=1))
-    dragX = fields.Float(load_default=0)
-    dragY = fields.Float(load_default=0)
-    frameW = fields.Float(validate=validate.Range(min=1))
-    frameH = fields.Float(validate=validate.Range(min=1))
+    pixels = fields.Float(validate=SIZE_PX)
+    dragX = fields.Float(load_default=0, validate=PX)
+    dragY = fields.Float(load_default=0, validate=PX)
+    frameW = fields.Float(validate=SIZE_PX)
+    frameH = fields.Float(validate=SIZE_PX)
     waitNav = fields.Boolean(load_default=False)
     dialogAction = fields.String(load_default="", validate=validate.OneOf(("", "accept", "dismiss")))
     dialogText = fields.String(load_default="")
     humanize = fields.Boolean()
     fast = fields.Boolean(load_default=False)
     snap = fields.String(load_default="", validate=validate.OneOf(SNAP, error="snap must be 'diff' or 'compact'"))
-    timeout = fields.Float(validate=validate.Range(min=0.1, max=120))
+    timeout = fields.Float(validate=TIMEOUT_S)
 
     @validates_schema
     def _needs(self, data, **kwargs):  # type: ignore[no-untyped-def]
@@ -161,7 +177,7 @@ class ActionsSchema(Loose, TabIdMixin):
 class TextQuerySchema(Loose, TabIdMixin):
     mode = fields.String(load_default="readable", validate=validate.OneOf(("readable", "raw")))
     format = fields.String(load_default="json", validate=validate.OneOf(("json", "text", "plain")))
-    maxChars = fields.Integer(validate=validate.Range(min=1))
+    maxChars = fields.Integer(validate=validate.Range(min=1, max=100 * MAX_COUNT))
 
 
 class ScreenshotQuerySchema(Loose, TabIdMixin):
@@ -190,7 +206,8 @@ class WaitSchema(Loose, TabIdMixin):
     url = fields.String(validate=validate.Length(min=1))
     load = fields.String(validate=validate.OneOf(LOAD_STATES, error="load must be one of " + ", ".join(LOAD_STATES)))
     fn = fields.String(validate=validate.Length(min=1))
-    timeout = fields.Integer(load_default=10000)  # ms; the wait view clamps it to 100..30000 rather than refusing a long one
+    # ms; the wait view clamps it to 100..30000 rather than refusing a long one (as the original does)
+    timeout = fields.Integer(load_default=10000, metadata={"description": "ms, clamped to 100..30000"})
 
 
 class FindSchema(Loose, TabIdMixin):
@@ -215,6 +232,10 @@ class UploadSchema(Loose, TabIdMixin):
     selector = fields.String(load_default="input[type=file]", validate=validate.Length(min=1))
     files = fields.List(fields.String(), load_default=list)
     paths = fields.List(fields.String(validate=validate.Length(min=1)), load_default=list)
+
+    # _needs_something, in the document's words (app/openapi.py reads it).
+    OPENAPI_RULES = {"anyOf": [{"required": ["files"], "properties": {"files": {"minItems": 1}}},
+                               {"required": ["paths"], "properties": {"paths": {"minItems": 1}}}]}
 
     @validates_schema
     def _needs_something(self, data, **kwargs):  # type: ignore[no-untyped-def]
@@ -246,7 +267,7 @@ class StateNameQuerySchema(Loose):
 
 
 class StateCleanSchema(Loose):
-    olderThanHours = fields.Float(load_default=24.0, validate=validate.Range(min=0))
+    olderThanHours = fields.Float(load_default=24.0, validate=validate.Range(min=0, max=MAX_COUNT))
 
 
 # --- reads, logs, cookies, dialogs
@@ -279,7 +300,7 @@ class HtmlQuerySchema(Loose, TabIdMixin):
 
     selector = fields.String(load_default="")
     ref = fields.String(load_default="")
-    maxChars = fields.Integer(validate=validate.Range(min=1))
+    maxChars = fields.Integer(validate=validate.Range(min=1, max=100 * MAX_COUNT))
 
 
 class StylesQuerySchema(Loose, TabIdMixin):
@@ -329,7 +350,7 @@ class PdfQuerySchema(Loose, TabIdMixin):
 
 
 class _PdfBody(Loose):
-    """POST /pdf's body: any of GET /pdf's parameters, each a string, boolean or number (or null).
+    """POST /pdf's body: any of GET /pdf's parameters, each of its type and in its range.
 
     The view lays them over the query and validates the whole as GET's query is validated; this
     schema checks only the kinds of the values, in the body's order, and hands them on as sent.
@@ -348,18 +369,26 @@ class _PdfBody(Loose):
         return {self.fields[name].data_key: val for name, val in data.items()}
 
 
-_OPENAPI_TYPE = {fields.Boolean: "boolean", fields.Float: "number", fields.String: "string"}
+def _body_field(name: str, field: fields.Field) -> fields.Field:
+    """GET /pdf's field ``name`` for the body: the same type and range (so the document shows what
+    the validation will hold it to), no default (the query's, or GET's default, applies)."""
+    clone = copy.deepcopy(field)
+    clone.load_default = missing
+    clone.data_key = name
+    return clone
+
+
 # GET /pdf's fields, named apart from their keys: the parser checks a field called tabId against
 # the path, and here the path is checked against the merged request (a query tabId included).
 PdfBodySchema = _PdfBody.from_dict(
-    {f"body_{name}": fields.Raw(allow_none=True, data_key=name, metadata={"type": _OPENAPI_TYPE[type(field)]})
-     for name, field in PdfQuerySchema().fields.items()}, name="PdfBodySchema")
+    {f"body_{name}": _body_field(name, field) for name, field in PdfQuerySchema().fields.items()},
+    name="PdfBodySchema")
 
 
 class LogsQuerySchema(Loose, TabIdMixin):
     """GET /console and /errors: the last ``limit`` entries (0: all that are kept)."""
 
-    limit = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    limit = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_COUNT))
 
 
 class CookiesQuerySchema(Loose, TabIdMixin):
@@ -375,7 +404,8 @@ class CookieSchema(Loose):
     secure = fields.Boolean(load_default=False)
     httpOnly = fields.Boolean(load_default=False)
     sameSite = fields.String(load_default="")
-    expires = fields.Float(load_default=0)
+    # seconds since the epoch (0: a session cookie); Chrome refuses dates past year 9999
+    expires = fields.Float(load_default=0, validate=validate.Range(min=-1, max=253_402_300_799))
 
 
 class CookiesSetSchema(Loose, TabIdMixin):

@@ -223,8 +223,11 @@ def act(client: Client, kind: str, args: Mapping[str, Any], *, required: bool = 
       url=p("string", "http:// or https:// URL"), newTab=p("boolean", "open in a new tab"), snap=SNAP)
 def navigate(client: Client, args: dict[str, Any]) -> list[Content]:
     url = args["url"].strip()
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+    try:
+        scheme, netloc = urlsplit(url)[:2]
+    except ValueError:  # malformed (an unclosed IPv6 bracket): the server's 400 says what is wrong
+        scheme, netloc = url.partition(":")[0], "?"
+    if scheme.lower() not in ("http", "https") or not netloc:
         raise ToolError(f"refused {url[:100]!r}: pinchtab_navigate opens http:// and https:// URLs only "
                         "(write the scheme)")
     reply = client.post("/navigate", {"url": url, "newTab": bool(args.get("newTab"))})

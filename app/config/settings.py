@@ -45,6 +45,10 @@ class ServerConfig:
     token: str = setting(fields.String(), "", secret=True)
     state_dir: Path = setting(HomePath(), "~/.pinchtab")
     max_body_bytes: int = setting(_positive(), 10 * _MIB)
+    # A client gets this long to send a request's head, and then its body: a slow or stalled one is
+    # disconnected (its bytes are gathered off the request threads, which it never holds).
+    header_timeout_sec: int = setting(_positive(), 10)
+    body_timeout_sec: int = setting(_positive(), 30)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

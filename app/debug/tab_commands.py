@@ -15,7 +15,6 @@ import logging
 import struct
 import time
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
 from cdp import content, elements, navigation, selectors, snapshot
 from cdp.errors import (
@@ -34,6 +33,7 @@ from cdp.input import Target
 from cdp.page import Element, call_on, evaluate
 from cdp.steps import Step, perform
 
+from .. import urls
 from . import protocol
 
 if TYPE_CHECKING:
@@ -222,11 +222,13 @@ class Commands:
         return {"scrolled": True, "x": pos[0], "y": pos[1]}
 
     def do_navigate(self, msg: dict[str, Any]) -> Any:
-        url = msg["url"].strip()
-        parsed = urlparse(url)
-        if parsed.scheme.lower() not in ("http", "https") or not parsed.hostname:
-            raise Refused("INVALID_COMMAND", f"only http(s) URLs with a host may be opened, not {url[:200]!r}")
-        return navigation.navigate(self.tab, url, timeout_s=NAVIGATE_TIMEOUT_S, wait_for="dom")
+        try:
+            url = urls.parse(msg["url"], guess_scheme=False)
+        except urls.BadURL as e:
+            raise Refused("INVALID_COMMAND", e.message) from None
+        if url.scheme not in ("http", "https"):
+            raise Refused("INVALID_COMMAND", f"only http(s) URLs may be opened, not {url.text[:200]!r}")
+        return navigation.navigate(self.tab, url.text, timeout_s=NAVIGATE_TIMEOUT_S, wait_for="dom")
 
     def do_evaluate(self, msg: dict[str, Any]) -> Any:
         if not self.app.allow_eval:

@@ -68,16 +68,20 @@ def check_attach_enabled(policy: AttachConfig) -> None:
 def check_attach(policy: AttachConfig, cdp_url: str) -> None:
     """Refuse a CDP URL the config does not allow; the error names the setting to change."""
     check_attach_enabled(policy)
-    parts = urlsplit(cdp_url)
+    try:
+        parts = urlsplit(cdp_url)
+        hostname = parts.hostname
+    except ValueError:  # "http://[::1" and the like
+        parts, hostname = urlsplit(""), None
     scheme = parts.scheme.lower()
-    if not scheme or not parts.hostname:
+    if not scheme or not hostname:
         raise BadManagerRequest("cdpUrl must be an absolute URL like ws://host:port/devtools/browser/... "
                                 "or http://host:port", details={"field": "cdpUrl"})
     if scheme not in policy.allow_schemes:
         raise AttachNotAllowed(f"scheme {scheme!r} is not allowed by security.attach.allowSchemes "
                                f"({', '.join(policy.allow_schemes) or 'none'})",
                                details={"setting": "security.attach.allowSchemes", "scheme": scheme})
-    host = parts.hostname.lower()
+    host = hostname.lower()
     if host not in {h.lower().strip("[]") for h in policy.allow_hosts}:
         raise AttachNotAllowed(f"host {host!r} is not allowed by security.attach.allowHosts "
                                f"({', '.join(policy.allow_hosts) or 'none'})",

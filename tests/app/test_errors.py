@@ -115,7 +115,7 @@ def test_launch_error_is_503_browser_launch_failed() -> None:
 
 def test_bad_snapshot_cursor_is_400_naming_the_after_field() -> None:
     err = mapped(cdp.BadCursor("e42"))
-    assert (err.status, err.code) == (400, "bad_request")
+    assert (err.status, err.code) == (400, "bad_cursor")
     assert err.message == "after=e42: no such ref in this snapshot"
     assert err.details == {"field": "after"}
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
-from urllib.parse import urlparse
 
 from flask import current_app, g
 
 from cdp.tab import Tab
 
+from ... import urls
 from ...errors import BadRequest, Forbidden
 from ..browser_state import BrowserState, Caller
 
@@ -54,24 +54,14 @@ def before_reading(check: Callable[[], None]) -> Callable[[View], View]:
     return wrap
 
 
-def check_url(url: str) -> str:
-    """A URL we may navigate to: http(s) and about:blank, file: only when allowed."""
-    parsed = urlparse(url)
-    scheme = parsed.scheme.lower()
-    if not scheme and url and not url.startswith(("/", ".")):
-        url = "https://" + url  # "example.com" as people type it
-        parsed = urlparse(url)
-        scheme = "https"
-    if url == "about:blank":
-        return url
-    if scheme in ("http", "https"):
-        if not parsed.hostname:
-            raise BadRequest(f"invalid URL: {url!r} has no host", code="bad_url")
-        return url
-    if scheme == "file":
-        if not state().config.security.allow_file_scheme:
-            raise Forbidden("file: URLs are disabled; enable security.allowFileScheme in config",
-                            code="file_scheme_disabled", details={"setting": "security.allowFileScheme"})
-        return url
-    raise BadRequest(f"invalid URL scheme: {scheme or '(none)'}; only http, https and about:blank are allowed",
-                     code="bad_url")
+def check_url(url: str, field: str = "url") -> str:
+    """The URL to hand the browser: http(s) with a valid host and port, about:blank, file: only when
+    allowed. 400 ``bad_url`` naming the problem otherwise (``app.urls`` is the one parser)."""
+    try:
+        parsed = urls.parse(url)
+    except urls.BadURL as exc:
+        raise BadRequest(exc.message, code="bad_url", details={"field": field}) from None
+    if parsed.scheme == "file" and not state().config.security.allow_file_scheme:
+        raise Forbidden("file: URLs are disabled; enable security.allowFileScheme in config",
+                        code="file_scheme_disabled", details={"setting": "security.allowFileScheme"})
+    return parsed.text

@@ -5,13 +5,13 @@ Cookie values are secrets: they go to the caller and to Chrome, never to a log o
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlparse
 
 from flask import Response, jsonify
 
 from cdp.cookies import cookies_for, set_cookies_for
 from cdp.tab import Tab
 
+from ... import urls
 from ...errors import BadRequest, disabled
 from ...openapi import Blueprint, ErrorSchema, tab_route
 from ..responses import CookiesResponse, CookiesSetResponse, StatusResponse
@@ -28,11 +28,16 @@ def _enabled() -> None:
 
 
 def _http_url(url: str, field: str = "url") -> str:
-    parsed = urlparse(url)
-    if parsed.scheme.lower() not in ("http", "https") or not parsed.hostname:
+    try:
+        parsed = urls.parse(url, guess_scheme=False)
+    except urls.BadURL as exc:
+        if not exc.scheme_error:
+            raise BadRequest(f"{field}: {exc.message}", code="bad_url", details={"field": field}) from None
+        parsed = None
+    if parsed is None or parsed.scheme not in urls.WEB_SCHEMES:
         raise BadRequest(f"{field}: cookies need an http or https URL with a host", code="bad_url",
                          details={"field": field})
-    return url
+    return parsed.text
 
 
 @tab_route(bp, "/cookies", methods=["GET"])

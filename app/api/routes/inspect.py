@@ -9,14 +9,12 @@ from typing import Any
 from flask import Response, jsonify, request
 
 from cdp import elements, selectors
-from cdp.errors import BadPrintOptions
-from cdp.pdf import print_to_pdf
 from cdp.navigation import page_info
+from cdp.pdf import print_to_pdf
 from cdp.tab import Tab
 
-from ...errors import BadRequest
 from ...files import output_file, saved, stamp, write_atomic
-from ...openapi import BINARY, Blueprint, tab_route
+from ...openapi import BINARY, Blueprint, ErrorSchema, tab_route
 from ...parser import load
 from ..responses import (
     AttrResponse,
@@ -172,9 +170,11 @@ def count(req: dict[str, Any], tab_id: str | None) -> Response:
 _PRINT_OPTIONS = ("landscape", "scale", "paperWidth", "paperHeight", "marginTop", "marginBottom", "marginLeft",
                   "marginRight", "pageRanges", "preferCSSPageSize", "displayHeaderFooter", "headerTemplate",
                   "footerTemplate", "generateTaggedPDF", "generateDocumentOutline")
+PRINT_FAILED = "Chrome could not print the page (pdf_failed); options it refuses are a 400 bad_pdf_options"
 
 
 @tab_route(bp, "/pdf", methods=["GET"])
+@bp.alt_response(502, schema=ErrorSchema, description=PRINT_FAILED)
 @bp.arguments(PdfQuerySchema, location="query")
 @bp.alt_response(200, content_type="application/pdf", schema=BINARY)
 @bp.response(200, {"oneOf": [InlineFileResponse, SavedFileResponse]},
@@ -188,6 +188,7 @@ def pdf(req: dict[str, Any], tab_id: str | None) -> Response:
 
 
 @tab_route(bp, "/pdf", methods=["POST"])
+@bp.alt_response(502, schema=ErrorSchema, description=PRINT_FAILED)
 @bp.arguments(PdfBodySchema, required=False)
 @bp.alt_response(200, content_type="application/pdf", schema=BINARY)
 @bp.response(200, {"oneOf": [InlineFileResponse, SavedFileResponse]},
@@ -202,11 +203,7 @@ def _pdf(req: dict[str, Any]) -> Response:
         if req["output"] == "file" else None
     options = {k: req[k] for k in _PRINT_OPTIONS if req[k] not in ("", None)}
     printed = tab(req.get("tabId"))
-    try:
-        data = on_tab(printed, lambda t: print_to_pdf(t, options))
-    except BadPrintOptions as exc:
-        raise BadRequest(str(exc), code="bad_pdf_options", details={"field": exc.field} if exc.field else None) \
-            from None
+    data = on_tab(printed, lambda t: print_to_pdf(t, options))  # Chrome's refusals: 400 / 502 (app.errors)
     if target is not None:
         size = write_atomic(target, data)
         return jsonify(saved(target, size, "pdf"))

@@ -3,13 +3,15 @@ kept as JSON files in ``<stateDir>/sessions`` (0600, written atomically).
 
 ``POST /state/save``, ``POST /state/load``, ``GET /state/list``, ``GET /state/show``,
 ``DELETE /state``, ``POST /state/clean``. A state name is one safe file name (the schema checks
-it) and the file path is proven to stay in the sessions folder before it is touched.
+it). Every lookup (exact, prefix, list, show, delete, clean) sees only regular files directly in
+the sessions folder (:func:`app.files.contained`): a symlink planted there, wherever it points,
+is not a saved state.
 """
 from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from cdp.cookies import all_cookies, restore_cookies
 from cdp.tab import Tab
 
 from ...errors import APIError, BadRequest, NotFound, disabled
-from ...files import inside, stamp, write_atomic
+from ...files import contained, entries, inside, read_contained, stamp, write_atomic
 from ...openapi import Blueprint, ErrorSchema
 from ..responses import (
     StateCleanedResponse,
@@ -54,11 +56,19 @@ def sessions_dir() -> Path:
 
 
 def _file_of(name: str) -> Path:
+    """Where the state ``name`` is written; refuses (400) a name whose file would resolve outside."""
     return inside(sessions_dir(), f"{name}.json", "")
 
 
+def _existing(name: str) -> Path | None:
+    """The file of the saved state called exactly ``name``, if there is one (and it is contained)."""
+    folder = sessions_dir()
+    path = folder / f"{name}.json"
+    return path if contained(folder, path) else None
+
+
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def _saved_at(record: dict[str, Any], path: Path) -> float:
@@ -74,7 +84,7 @@ def _saved_at(record: dict[str, Any], path: Path) -> float:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(read_contained(sessions_dir(), path).decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise APIError(f"state file {path.name} cannot be read: {exc}", status=500, code="state_corrupt") from None
     if not isinstance(record, dict):
@@ -84,13 +94,13 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _states() -> list[tuple[str, Path]]:
     """(name, path) of every state file; write_atomic's temp files start with a dot and are skipped."""
-    return [(p.stem, p) for p in sessions_dir().glob("*.json") if not p.name.startswith(".") and p.is_file()]
+    return [(p.stem, p) for p in entries(sessions_dir(), "*.json")]
 
 
 def _find(name: str) -> tuple[Path, dict[str, Any]]:
     """The state called ``name``, else the newest whose name starts with ``name``."""
-    exact = _file_of(name)
-    if exact.is_file():
+    exact = _existing(name)
+    if exact is not None:
         return exact, _read(exact)
     matches = []
     for stem, path in _states():
@@ -121,7 +131,8 @@ def save(req: dict[str, Any]) -> Response:
     per_origin = {store["origin"]: {"local": store["local"], "session": store["session"]}} if store else {}
     record = {"version": VERSION, "name": name, "savedAt": _now_iso(), "origins": list(per_origin),
               "cookies": cookies, "storage": per_origin, "metadata": req["metadata"], "encrypted": False}
-    write_atomic(path, json.dumps(record, ensure_ascii=False, indent=1).encode("utf-8"), mode=0o600)
+    write_atomic(path, json.dumps(record, ensure_ascii=False, indent=1).encode("utf-8"), mode=0o600,
+                 what=f"saved state {name!r}")
     return jsonify({"name": name, "path": str(path), "cookies": len(cookies), "origins": list(per_origin),
                     "encrypted": False})
 
@@ -201,8 +212,10 @@ def show(req: dict[str, Any]) -> Response:
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
 def delete(req: dict[str, Any]) -> Response:
     """Delete a saved state (exact name)."""
-    path = _file_of(req["name"])  # exact names only: a prefix must never delete something else
+    path = _existing(req["name"])  # exact names only: a prefix must never delete something else
     try:
+        if path is None:
+            raise FileNotFoundError(req["name"])
         path.unlink()
     except FileNotFoundError:
         raise NotFound(f"no saved state named {req['name']!r}", code="state_not_found",

@@ -90,7 +90,7 @@ def _query_tab() -> str | None:
 
 @tab_route(bp, "/upload", methods=["POST"])
 @bp.doc(parameters=[{"in": "query", "name": "tabId", "schema": {"type": "string"},
-                     "description": "the tab (a tabId in the body must agree)"}])
+                     "description": "the tab to set the files in"}])
 @before_reading(_upload_allowed)
 @bp.arguments(UploadSchema)
 @bp.response(200, UploadResponse)
@@ -308,6 +308,8 @@ def download(req: dict[str, Any], tab_id: str | None) -> Response:
     try:
         netguard.check_url(url, policy)
     except netguard.UnsafeURL as exc:
+        if exc.reason == netguard.MALFORMED:  # not a URL at all, rather than one the policy refuses
+            raise BadRequest(exc.message, code="bad_url", details={"field": "url", "reason": exc.reason}) from None
         raise _blocked(exc.message, exc) from None
     out_path = None
     if req["output"] == "file":

@@ -360,6 +360,8 @@ def test_a_new_document_says_hello_again(debug, site):
                                           for n in x.get("addedNodes", [])))
     bad = a.result(a.send("navigate", url="javascript:alert(1)"))
     assert bad["success"] is False and bad["error"]["code"] == "INVALID_COMMAND"
+    broken = a.result(a.send("navigate", url="http://[::1"))   # a URL the parser itself refuses
+    assert broken["success"] is False and broken["error"]["code"] == "INVALID_COMMAND"
 
 
 def test_detaching_leaves_the_tab_as_it_was(debug):
