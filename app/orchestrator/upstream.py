@@ -15,6 +15,7 @@ from werkzeug.wrappers import Request
 
 from ..config import Config
 from ..errors import APIError
+from .abandon import CallerWatch, WatchedPool
 from .mirror import InstanceMirror
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,9 @@ class Upstream:
         # Forwarding goes through urllib3 itself (what requests runs on): requests' per-call
         # preparation was a large part of the proxy's own cost. Our own small calls keep requests.
         self.pool = urllib3.PoolManager(num_pools=16, maxsize=64, retries=False)
+        # Its connections tell the caller watch which socket a forwarded request waits on.
+        self.pool.pool_classes_by_scheme = {**self.pool.pool_classes_by_scheme, "http": WatchedPool}
+        self.watch = CallerWatch()
         self.session = requests.Session()
         adapter = HTTPAdapter(pool_connections=16, pool_maxsize=64, max_retries=0)
         self.session.mount("http://", adapter)
@@ -51,18 +55,22 @@ class Upstream:
         if body is not None and not isinstance(body, bytes) and request.content_length is not None:
             headers["Content-Length"] = str(request.content_length)
         url = f"{record['url']}{path}" + (f"?{query}" if query else "")
-        try:
-            return self.pool.urlopen(request.method, url, body=body, headers=headers, preload_content=False,
-                                     redirect=False, retries=False,
-                                     timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT_S, read=self.read_timeout_s))
-        except urllib3.exceptions.ReadTimeoutError:
-            raise APIError(f"instance {record['id']} did not answer within {self.read_timeout_s:.0f} s",
-                           status=504, code="instance_timeout", retryable=True) from None
-        except urllib3.exceptions.HTTPError as exc:
-            log.warning("instance %s unreachable: %s", record["id"], type(exc).__name__)
-            raise APIError(f"instance {record['id']} is unreachable (it may have crashed; it is restarted)",
-                           status=502, code="instance_unreachable", retryable=True,
-                           details={"instanceId": record["id"]}) from None
+        with self.watch.watching(request.environ.get("gunicorn.socket")) as waiting:
+            try:
+                return self.pool.urlopen(request.method, url, body=body, headers=headers, preload_content=False,
+                                         redirect=False, retries=False,
+                                         timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT_S, read=self.read_timeout_s))
+            except urllib3.exceptions.HTTPError as exc:
+                if waiting is not None and waiting.abandoned:   # we cut it off: nobody is left to answer
+                    raise APIError("the caller left before the instance answered", status=400,
+                                   code="caller_gone") from None
+                if isinstance(exc, urllib3.exceptions.ReadTimeoutError):
+                    raise APIError(f"instance {record['id']} did not answer within {self.read_timeout_s:.0f} s",
+                                   status=504, code="instance_timeout", retryable=True) from None
+                log.warning("instance %s unreachable: %s", record["id"], type(exc).__name__)
+                raise APIError(f"instance {record['id']} is unreachable (it may have crashed; it is restarted)",
+                               status=502, code="instance_unreachable", retryable=True,
+                               details={"instanceId": record["id"]}) from None
 
     def call(self, record: dict[str, Any], token: str, method: str, path: str, payload: Any = None,
              timeout_s: float = 10.0) -> tuple[int, Any]:

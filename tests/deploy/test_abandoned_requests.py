@@ -25,9 +25,15 @@ def send_wait(port: int, tab_id: str) -> socket.socket:
     return sock
 
 
-def test_dropped_clients_work_is_skipped_and_the_next_snapshot_is_prompt(bridge_process, site):
-    bp = bridge_process()
-    bp.wait_healthy()
+@pytest.mark.parametrize("kind", ["bridge", "server"])
+def test_dropped_clients_work_is_skipped_and_the_next_snapshot_is_prompt(kind, bridge_process, server_process, site):
+    # Through the server, the caller's leaving must reach the bridge: the server cuts its request off.
+    if kind == "bridge":
+        bp = bridge_process()
+        bp.wait_healthy()
+    else:
+        bp = server_process()
+        bp.wait_ready()
     r = requests.post(bp.base + "/navigate", json={"url": site.url("form.html")}, timeout=30)
     assert r.status_code == 200
     tab_id = r.json()["tabId"]
