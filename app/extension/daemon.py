@@ -39,7 +39,7 @@ DEFAULT_PORT = 19222
 PORT_ENV = "SAK_BROWSER_PORT"        # the original daemon's
 HEALTH_TYPE = "pinchtab.health"      # a command the daemon answers itself: its health, as data
 SWEEP_S = 1.0
-STOP_WAIT_S = 1.0
+STOP_WAIT_S = 5.0   # the owed answers (already decided by the queue's close) get this long to go out
 
 
 class Stop(BaseException):
