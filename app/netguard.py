@@ -22,22 +22,17 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
-from urllib.parse import unquote
 
 from . import urls
-
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+from .urls import BadHost, IPAddress, canonical_host, parse_ip
 
 SCHEMES = ("http", "https")
 # Names Chromium itself treats as the local machine (net::IsLocalHostname), plus *.localhost.
 LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "localhost6", "localhost6.localdomain6",
                          "ip6-localhost", "ip6-loopback"})
-# Code points the URL standard forbids in a host: a host containing one is not a host.
-_FORBIDDEN_HOST = set(" \t\n\r#%/:<>?@[\\]^|\0") | {chr(c) for c in range(0x20)} | {"\x7f"}
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 INTERNAL = "internal"
@@ -95,92 +90,6 @@ class Policy:
 
 
 # --- hosts -----------------------------------------------------------------------------------------
-def canonical_host(host: str) -> str:
-    """``host`` as the browser sees it: percent-decoded, NFKC, lower case, IDNA, no trailing dot.
-
-    Raises UnsafeURL (malformed) for a host the URL standard rejects.
-    """
-    h = unquote(host)
-    if h.startswith("[") and h.endswith("]"):
-        h = h[1:-1]
-    if ":" in h:  # an IPv6 literal: parsed as such, never as a name
-        try:
-            return str(ipaddress.IPv6Address(h))
-        except ValueError:
-            raise UnsafeURL(f"unsafe URL: invalid host {host!r}", MALFORMED, host) from None
-    h = unicodedata.normalize("NFKC", h).lower()
-    if not h.isascii():
-        try:
-            h = h.encode("idna").decode("ascii")
-        except UnicodeError:
-            raise UnsafeURL(f"unsafe URL: invalid host {host!r}", MALFORMED, host) from None
-    if not h or any(c in _FORBIDDEN_HOST for c in h):
-        raise UnsafeURL(f"unsafe URL: invalid host {host!r}", MALFORMED, host)
-    if h.endswith(".") and h != ".":
-        h = h[:-1]
-    return h
-
-
-def _ipv4_number(part: str) -> int | None:
-    """One WHATWG IPv4 part: decimal, ``0x`` hex or leading-zero octal; None if it is not a number."""
-    if not part:
-        return None
-    base = 10
-    if part[:2] in ("0x", "0X"):
-        part, base = part[2:], 16
-        if not part:
-            return 0
-    elif len(part) > 1 and part[0] == "0":
-        part, base = part[1:], 8
-    try:
-        return int(part, base) if part.isalnum() and part.isascii() else None
-    except ValueError:
-        return None
-
-
-def _ends_in_number(host: str) -> bool:
-    parts = host.split(".")
-    if parts[-1] == "" and len(parts) > 1:
-        parts.pop()
-    last = parts[-1]
-    if last and last.isascii() and last.isdigit():
-        return True
-    return last[:2] in ("0x", "0X") and all(c in "0123456789abcdefABCDEF" for c in last[2:])
-
-
-def parse_ipv4(host: str) -> ipaddress.IPv4Address | None:
-    """The address of a host in any IPv4 form Chromium accepts (``127.1``, ``0x7f000001``, ...).
-
-    None when ``host`` is a name; UnsafeURL (malformed) when it ends in a number but is no address
-    (the browser refuses such a URL; so do we).
-    """
-    if not _ends_in_number(host):
-        return None
-    parts = host.split(".")
-    if parts[-1] == "" and len(parts) > 1:
-        parts.pop()
-    numbers = [_ipv4_number(p) for p in parts]
-    if len(parts) > 4 or any(n is None for n in numbers):
-        raise UnsafeURL(f"unsafe URL: invalid IPv4 host {host!r}", MALFORMED, host)
-    nums: list[int] = [n for n in numbers if n is not None]
-    if any(n > 255 for n in nums[:-1]) or nums[-1] >= 256 ** (5 - len(nums)):
-        raise UnsafeURL(f"unsafe URL: invalid IPv4 host {host!r}", MALFORMED, host)
-    value = nums[-1]
-    for i, n in enumerate(nums[:-1]):
-        value += n * 256 ** (3 - i)
-    return ipaddress.IPv4Address(value)
-
-
-def parse_ip(host: str) -> IPAddress | None:
-    """The address a canonical host names literally, or None for a host name."""
-    if ":" in host:
-        try:
-            return ipaddress.IPv6Address(host.strip("[]"))
-        except ValueError:
-            raise UnsafeURL(f"unsafe URL: invalid host {host!r}", MALFORMED, host) from None
-    return parse_ipv4(host)
-
-
 def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
     """The IPv4 address an IPv6 one carries (mapped, 6to4, NAT64), if any."""
     if ip.ipv4_mapped is not None:
@@ -249,14 +158,14 @@ def host_allowed(host: str, allowlist: Sequence[str]) -> bool:
 def _canonical_entry(entry: str) -> str:
     try:
         return canonical_host(entry)
-    except UnsafeURL:
+    except BadHost:
         return ""  # a list entry that is no host matches nothing
 
 
 def _literal(host: str) -> IPAddress | None:
     try:
         return parse_ip(host)
-    except UnsafeURL:
+    except BadHost:
         return None
 
 
@@ -281,7 +190,10 @@ def check_url(url: str, policy: Policy) -> str:
 
 def check_host(host: str, policy: Policy) -> None:
     """Apply the policy to a canonical host (see the module docstring); raise UnsafeURL if refused."""
-    ip = parse_ip(host)
+    try:
+        ip = parse_ip(host)
+    except BadHost:
+        raise UnsafeURL(f"unsafe URL: invalid host {host!r}", MALFORMED, host) from None
     if ip is not None:
         if is_internal_ip(ip):
             raise UnsafeURL("unsafe URL: internal or blocked host", INTERNAL, host)

@@ -4,12 +4,11 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..config import Config, ConfigError, is_loopback, load_config
-from ..debug import cli as debug_cli
 from ..extension import cli as extension_cli
-from . import cli_verbs
+from . import cli_verbs, debug_cli
 
 log = logging.getLogger("pinchtab")
 
@@ -130,8 +129,9 @@ def run_bridge(args: argparse.Namespace) -> int:
 
 def check_profile(config: Config) -> None:
     """Fail fast, with the holder's name, when the profile is in use (the worker locks it for real)."""
-    from ..api.browser_state import BrowserState
     from profiles import ProfileError
+
+    from ..api.browser_state import BrowserState
 
     probe = BrowserState(config)
     try:

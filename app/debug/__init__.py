@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:   # Flask loads with the servers, not with every `pinchtab` verb (app.debug.cli is here)
+if TYPE_CHECKING:   # Flask loads with the servers, not with every `pinchtab` verb
     from flask import Flask
 
     from ..config import Config

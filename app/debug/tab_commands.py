@@ -14,7 +14,7 @@ import json
 import logging
 import struct
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from cdp import content, elements, navigation, selectors, snapshot
 from cdp.errors import (
@@ -36,10 +36,18 @@ from cdp.steps import Step, perform
 from .. import urls
 from . import protocol
 
-if TYPE_CHECKING:
-    from .tab_app import TabApp
-
 log = logging.getLogger(__name__)
+
+
+class DebugApp(Protocol):
+    """What the commands need of the tab's debug app (``tab_app.TabApp``): where answers go."""
+
+    session_id: str
+    allow_eval: bool
+
+    def emit(self, msg: dict[str, Any]) -> None: ...
+
+    def send(self, type: str, **fields: Any) -> None: ...
 
 NAVIGATE_TIMEOUT_S = 30.0
 EVAL_TIMEOUT_S = 10.0
@@ -122,7 +130,7 @@ _CUSTOM_STATE = """(async (scope) => {
 class Commands:
     """Runs the protocol's commands for one ``TabApp`` (every method on the tab's worker)."""
 
-    def __init__(self, app: TabApp) -> None:
+    def __init__(self, app: DebugApp) -> None:
         self.app = app
         self.tab = app.tab
 

@@ -5,7 +5,7 @@ import ipaddress
 
 import pytest
 
-from app import netguard
+from app import netguard, urls
 from app.netguard import Policy, UnsafeURL, check_url
 
 PUBLIC = "93.184.216.34"
@@ -93,12 +93,12 @@ def test_hosts_that_end_in_a_number_but_are_no_address_are_refused(host):
 
 
 def test_parse_ipv4_follows_the_url_standard():
-    assert netguard.parse_ipv4("2130706433") == ipaddress.IPv4Address("127.0.0.1")
-    assert netguard.parse_ipv4("0x7f.1") == ipaddress.IPv4Address("127.0.0.1")
-    assert netguard.parse_ipv4("192.168.257") == ipaddress.IPv4Address("192.168.1.1")
-    assert netguard.parse_ipv4("010.0.0.1") == ipaddress.IPv4Address("8.0.0.1")
-    assert netguard.parse_ipv4("example.com") is None
-    assert netguard.parse_ipv4("1.example") is None
+    assert urls.parse_ipv4("2130706433") == ipaddress.IPv4Address("127.0.0.1")
+    assert urls.parse_ipv4("0x7f.1") == ipaddress.IPv4Address("127.0.0.1")
+    assert urls.parse_ipv4("192.168.257") == ipaddress.IPv4Address("192.168.1.1")
+    assert urls.parse_ipv4("010.0.0.1") == ipaddress.IPv4Address("8.0.0.1")
+    assert urls.parse_ipv4("example.com") is None
+    assert urls.parse_ipv4("1.example") is None
 
 
 # --- local names -----------------------------------------------------------------------------------

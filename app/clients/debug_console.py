@@ -5,7 +5,7 @@ into the line the original ``debug-bridge connect --json`` prints (plus the line
 mutation batches, agents' connection events, drops, and an error for a command no app received);
 :func:`render` shows such a line to a person; :func:`parse_input` turns a line typed on stdin (a
 JSON command object, or one of the REPL's words) into a command for the app or a :class:`Local`
-answer; :func:`find` searches the cached UI tree. ``app/debug/cli.py`` does the reading and writing.
+answer; :func:`find` searches the cached UI tree. ``app/clients/debug_cli.py`` does the reading and writing.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import protocol
+from ..debug import protocol
 
 # Each word of the REPL and its aliases, as the original's help lists them.
 ALIASES = {"tree": "ui", "search": "find", "js": "eval", "dom": "snapshot", "ss": "screenshot",

@@ -5,7 +5,7 @@
 that session's local agent. ``attach`` joins a session hosted by a running bridge as an agent over
 its WebSocket. Both print what the app sends on stdout (one JSON object per line with ``--json``,
 readable text otherwise, a REPL with a terminal) and take commands on stdin (JSON objects or the
-REPL's words); the wording is :mod:`app.debug.console`'s, the I/O is here.
+REPL's words); the wording is :mod:`app.clients.debug_console`'s, the I/O is here.
 
 Lifetime: stdin's end does not stop them (an agent may only listen), SIGINT or SIGTERM ends them
 with status 0, closing every connection within a second. ``attach`` whose connection drops tries
@@ -30,8 +30,8 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from ..config import ConfigError, load_config
-from . import console
-from .console import Cache, Local, dumps
+from . import debug_console as console
+from .debug_console import Cache, Local, dumps
 
 log = logging.getLogger(__name__)
 
@@ -296,8 +296,8 @@ def _terminal(repl: bool) -> Iterator[None]:
 
 def run_connect(args: argparse.Namespace) -> int:
     """``pinchtab debug connect``: serve one session and be its local agent."""
-    from .hub import queued_peer
-    from .standalone import StandaloneServer
+    from ..debug.hub import queued_peer
+    from ..debug.standalone import StandaloneServer
 
     as_json = bool(getattr(args, "json", False))
     logging.getLogger("werkzeug").setLevel(logging.WARNING)   # a request line per connection is noise here
@@ -476,7 +476,7 @@ class Link:
 
 def run_attach(args: argparse.Namespace) -> int:
     """``pinchtab debug attach``: be an agent of a bridge-hosted session."""
-    from ..clients.rest import connect
+    from .rest import connect
 
     as_json = bool(getattr(args, "json", False))
     logging.getLogger("websocket").setLevel(logging.CRITICAL)   # we say what a close means ourselves

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from app.clients.debug_console import Cache, Local, find, json_line, parse_input, render
 from app.debug import protocol
-from app.debug.console import Cache, Local, find, json_line, parse_input, render
 
 S = "sess"
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
