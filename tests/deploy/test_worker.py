@@ -2,18 +2,14 @@
 back, and idle kept-alive connections never hold the pool's threads."""
 from __future__ import annotations
 
-import os
 import socket
-import sys
 import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import ROOT
-
-from bench.processes import ServerSubprocess, free_port
+from support.servers import WorkerGunicorn
 
 APP = textwrap.dedent('''
     import threading
@@ -25,30 +21,10 @@ APP = textwrap.dedent('''
 ''')
 
 
-class TinyGunicorn(ServerSubprocess):
-    """gunicorn with our worker class and 4 threads, serving an app that answers its thread's id."""
-
-    def __init__(self, tmp_path: Path) -> None:
-        (tmp_path / "tinyapp.py").write_text(APP)
-        port = free_port()
-        env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"}
-        super().__init__([sys.executable, "-m", "gunicorn", "-k", "app.worker.Worker", "--threads", "4",
-                          "-w", "1", "-b", f"127.0.0.1:{port}", "--keep-alive", "30", "tinyapp:app"],
-                         port=port, env=env, cwd=tmp_path, name="gunicorn", stop_timeout_s=15)
-
-    def healthy(self) -> bool:
-        """Whether it accepts connections (the tiny app has no /health: every path answers the same)."""
-        try:
-            socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-            return True
-        except OSError:
-            return False
-
-
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[int]:
-    """A ``TinyGunicorn``'s port."""
-    tiny = TinyGunicorn(tmp_path)
+    """A ``WorkerGunicorn``'s port."""
+    tiny = WorkerGunicorn(tmp_path, APP, "tinyapp")
     try:
         tiny.wait_healthy(20)
         yield tiny.port

@@ -3,19 +3,14 @@
 stall the server."""
 from __future__ import annotations
 
-import os
 import select
 import socket
-import sys
 import textwrap
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from support import ROOT
-
-from bench.processes import ServerSubprocess, free_port
+from support.servers import WorkerGunicorn
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -28,28 +23,9 @@ APP = textwrap.dedent('''
 ''')
 
 
-class EchoGunicorn(ServerSubprocess):
-    """gunicorn with our worker class and 4 threads; each answer is the path and the body's length."""
-
-    def __init__(self, tmp_path: Path) -> None:
-        (tmp_path / "echoapp.py").write_text(APP)
-        port = free_port()
-        env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"}
-        super().__init__([sys.executable, "-m", "gunicorn", "-k", "app.worker.Worker", "--threads", "4",
-                          "-w", "1", "-b", f"127.0.0.1:{port}", "--keep-alive", "30", "echoapp:app"],
-                         port=port, env=env, cwd=tmp_path, name="gunicorn", stop_timeout_s=15)
-
-    def healthy(self) -> bool:
-        try:
-            socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-            return True
-        except OSError:
-            return False
-
-
 @pytest.fixture(scope="module")
 def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    echo = EchoGunicorn(tmp_path_factory.mktemp("echo"))
+    echo = WorkerGunicorn(tmp_path_factory.mktemp("echo"), APP, "echoapp")
     try:
         echo.wait_healthy(20)
         yield echo.port

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -116,3 +117,24 @@ class ServerProcess(ServerSubprocess):
         if pids.is_dir():
             clean_orphans(pids)
         self.http.close()
+
+
+class WorkerGunicorn(ServerSubprocess):
+    """Plain gunicorn with our worker class (``app.worker.Worker``) and 4 threads, serving the WSGI
+    ``app`` that ``source`` defines (written to ``tmp_path/<module>.py``)."""
+
+    def __init__(self, tmp_path: Path, source: str, module: str) -> None:
+        (tmp_path / f"{module}.py").write_text(source)
+        port = free_port()
+        env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"}
+        super().__init__([sys.executable, "-m", "gunicorn", "-k", "app.worker.Worker", "--threads", "4",
+                          "-w", "1", "-b", f"127.0.0.1:{port}", "--keep-alive", "30", f"{module}:app"],
+                         port=port, env=env, cwd=tmp_path, name="gunicorn", stop_timeout_s=15)
+
+    def healthy(self) -> bool:
+        """Whether it accepts connections (these small apps have no /health: every path answers)."""
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+            return True
+        except OSError:
+            return False
