@@ -22,6 +22,7 @@ from ..jsonprovider import JSONProvider
 from ..local_server import LocalServer
 from ..openapi import init_api
 from . import pairing
+from .channel import init_channel
 from .commands import CommandQueue
 from .http import init_endpoints
 from .relay import Relay, init_relay
@@ -41,6 +42,7 @@ def create_extension_app(relay: Relay, config: Config) -> Flask:
     errors.register(app)
     init_relay(app, relay)
     init_endpoints(app, api, relay.commands, allowed_ids=config.extension.allowed_ids, pairing=relay.pairing_token)
+    init_channel(app)   # our extension's way in: a WebSocket instead of a poll and a POST per command
     return app
 
 

@@ -28,6 +28,7 @@ from ..jsonprovider import JSONProvider
 from ..local_server import LocalServer
 from ..openapi import init_api
 from . import preflight
+from .channel import init_channel
 from .commands import Answer, CommandQueue, check_command, failure
 from .errors import ExtensionError
 from .http import init_endpoints
@@ -72,6 +73,7 @@ def create_app(config: Config, commands: CommandQueue, *, pairing: str = "") -> 
     api = init_api(app, "Pinchtab extension daemon", "Commands for a browser extension that polls for them.")
     errors.register(app)
     init_endpoints(app, api, commands, allowed_ids=config.extension.allowed_ids, pairing=pairing)
+    init_channel(app)   # our extension's way in: a WebSocket instead of a poll and a POST per command
     return app
 
 

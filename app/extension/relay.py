@@ -266,7 +266,7 @@ def admit() -> None:
 @sock.route("/extension/relay", bp=bp)
 def relay_socket(ws: Any) -> None:
     r = relay()
-    hello = _read_hello(ws)
+    hello = read_hello(ws)
     if hello is None or not pairing.matches(str(hello.get("pairing", "")), r.pairing_token):
         log.warning("extension relay: refused a connection (missing or wrong pairing token)")
         ws.close(BAD_PAIRING, "bad pairing token: run `pinchtab extension pair` and set it in the extension")
@@ -286,7 +286,8 @@ def relay_socket(ws: Any) -> None:
         log.info("extension relay: extension disconnected (%s)", link.closed)
 
 
-def _read_hello(ws: Any) -> dict[str, Any] | None:
+def read_hello(ws: Any) -> dict[str, Any] | None:
+    """The first frame, if it is ``{"type": "hello", ...}`` and comes within HELLO_TIMEOUT_S."""
     deadline = time.monotonic() + HELLO_TIMEOUT_S
     try:
         while (left := deadline - time.monotonic()) > 0:

@@ -1,9 +1,10 @@
 // Pinchtab's extension: the service worker.
 //
 // Two loops against the Pinchtab address in chrome.storage.local (`pinchtab_url`):
-// - polling: GET /poll (held up to 20 s by a server that supports it) takes one command of the
-//   original extension's protocol (navigate, query, click, type, screenshot, get_tabs, open_tab,
-//   close_tab, get_session); its result goes back with POST /response;
+// - commands of the original extension's protocol (navigate, query, click, type, screenshot,
+//   get_tabs, open_tab, close_tab, get_session): over the WebSocket /commands where the server has
+//   it (a command arrives the moment it is sent, its result goes back as a frame); else by polling,
+//   GET /poll (held up to 20 s by a server that supports it), results with POST /response;
 // - the CDP relay, when the address is a bridge (GET /extension/info answers 200): a WebSocket to
 //   /extension/relay over which the bridge drives tabs through chrome.debugger.
 // Both send the pairing token (`pinchtab_pairing`): as a bearer token on HTTP, in the first frame on
@@ -21,11 +22,13 @@ const BACKOFF_MAX_MS = 2000;
 const PING_EVERY_MS = 20000;    // traffic keeps a worker with an open WebSocket alive
 const REFUSED_WAIT_MS = 10000;  // the bridge refused our pairing: try again, slowly
 const NAVIGATE_TIMEOUT_MS = 30000;
+const CHANNEL_RETRY_MS = 30000; // a server without the command channel: poll, and look again this often
 
 let settings = null;
 let generation = 0;        // bumped when settings change: loops of an older generation end
 let running = 0;           // the generation whose loops run
 let relay = null;          // {ws, welcomed} while a relay socket is open
+let channel = null;        // the command channel's socket while it is open
 const attached = new Set();   // tabs whose debugger the bridge attached
 let agentTabs = new Set();    // tabs agents opened (kept in storage.session: survives worker restarts)
 let groupId = null;
@@ -63,6 +66,7 @@ function restart() {
   generation += 1;  // older loops see the change and end
   running = 0;
   if (relay) relay.ws.close(1000, "settings changed");
+  if (channel) channel.close(1000, "settings changed");
   ensureRunning();
 }
 
@@ -78,7 +82,15 @@ ensureRunning();
 // --- polling ---------------------------------------------------------------------------------
 async function pollLoop(gen) {
   let backoff = BACKOFF_MIN_MS;
+  let channelTriedAt = 0;
   while (gen === generation) {
+    if (Date.now() - channelTriedAt >= CHANNEL_RETRY_MS) {
+      channelTriedAt = Date.now();
+      if (await runChannel(gen)) {  // it was open and has closed: open it again at once
+        channelTriedAt = 0;
+        continue;
+      }
+    }
     const started = Date.now();
     try {
       chrome.runtime.getPlatformInfo();  // an extension API call: resets the worker's idle timer
@@ -103,7 +115,45 @@ async function pollLoop(gen) {
   }
 }
 
-async function runCommand(command) {
+// The command channel: resolves true once an open channel closes, false when there is none.
+function runChannel(gen) {
+  return new Promise((resolve) => {
+    let ws;
+    try {
+      ws = new WebSocket(settings.pinchtab_url.replace(/^http/, "ws") + "/commands");
+    } catch (err) {
+      resolve(false);
+      return;
+    }
+    let opened = false;
+    let ping = null;
+    ws.onopen = () => {
+      opened = true;
+      channel = ws;
+      ws.send(JSON.stringify({ type: "hello", pairing: settings.pinchtab_pairing }));
+      ping = setInterval(() => ws.readyState === WebSocket.OPEN && ws.send('{"type":"ping"}'), PING_EVERY_MS);
+    };
+    ws.onmessage = (event) => {
+      if (gen !== generation) return ws.close(1000, "settings changed");
+      let command;
+      try { command = JSON.parse(event.data); } catch (err) { return; }
+      runCommand(command, (answer) => {
+        if (ws.readyState !== WebSocket.OPEN) return false;
+        ws.send(JSON.stringify(answer));
+        return true;
+      });
+    };
+    ws.onerror = () => {};  // onclose follows
+    ws.onclose = () => {
+      if (ping) clearInterval(ping);
+      if (channel === ws) channel = null;
+      resolve(opened);
+    };
+  });
+}
+
+// Runs a command; its answer goes back by `deliver` (the channel) when that takes it, else POST /response.
+async function runCommand(command, deliver) {
   const { type, data, requestId } = command || {};
   let answer;
   try {
@@ -113,6 +163,7 @@ async function runCommand(command) {
   } catch (err) {
     answer = { requestId, success: false, error: String((err && err.message) || err) };
   }
+  if (deliver && deliver(answer)) return;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const resp = await fetch(`${settings.pinchtab_url}/response`, {

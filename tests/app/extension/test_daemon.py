@@ -28,10 +28,13 @@ from support.waits import wait_until
 
 from app import errors
 from app.clients.cli import main
+from app.extension.channel import init_channel
 from app.extension.commands import STOPPING_ERROR, TIMEOUT_ERROR, CommandQueue
 from app.extension.daemon import Daemon
 from app.extension.errors import DaemonRunning
 from app.extension.http import init_endpoints
+from app.jsonprovider import JSONProvider
+from app.local_server import LocalServer
 from app.openapi import init_api
 
 EXTENSION_ID = "abcdefghijklmnopabcdefghijklmnop"
@@ -431,3 +434,49 @@ def test_our_extensions_held_poll_gets_a_command_the_moment_it_is_sent(
     assert answer.result(10)["success"] is True
     bad = requests.get(f"{daemon.url}/poll?wait=99", timeout=5, headers={"Sec-Fetch-Site": "none"})
     assert bad.status_code == 400 and bad.json()["code"] == "bad_wait"
+
+
+# --- our extension's command channel
+
+def channel(daemon: Daemon, origin: str | None = "chrome-extension://abc") -> Any:
+    import websocket
+
+    kwargs: dict[str, Any] = {"origin": origin} if origin else {"suppress_origin": True}
+    return websocket.create_connection(daemon.url.replace("http", "ws") + "/commands", timeout=5, **kwargs)
+
+
+def test_the_command_channel_carries_commands_and_results(daemon: Daemon, pool: ThreadPoolExecutor) -> None:
+    ws = channel(daemon)
+    ws.send(json.dumps({"type": "hello", "pairing": ""}))
+    answer = pool.submit(original_cli, daemon.sockets.path, {"type": "get_tabs", "data": {}, "requestId": 7})
+    command = json.loads(ws.recv())
+    assert command == {"type": "get_tabs", "data": {}, "requestId": 7}
+    ws.send(json.dumps({"requestId": 7, "success": True, "data": [{"id": 1}]}))
+    assert answer.result(10) == {"requestId": 7, "success": True, "data": [{"id": 1}]}
+    ws.close()
+
+
+def test_web_pages_cannot_open_the_command_channel(daemon: Daemon) -> None:
+    import websocket
+
+    for origin in ("http://localhost:8000", None):
+        with pytest.raises(websocket.WebSocketBadStatusException) as refused:
+            channel(daemon, origin)
+        assert refused.value.status_code == 403
+
+
+def test_a_paired_channel_needs_the_token_in_its_first_frame() -> None:
+    import websocket
+
+    app = Flask("paired")
+    app.json = JSONProvider(app)
+    errors.register(app)
+    commands = CommandQueue(timeout_s=5)
+    init_endpoints(app, init_api(app, "t", "t"), commands, pairing="s3cret")
+    init_channel(app)
+    with LocalServer(app, "127.0.0.1", 0, name="paired") as srv:
+        ws = websocket.create_connection(f"ws://127.0.0.1:{srv.port}/commands", origin="chrome-extension://abc",
+                                         timeout=5)
+        ws.send(json.dumps({"type": "hello", "pairing": "wrong"}))
+        opcode, payload = ws.recv_data(control_frame=True)
+        assert opcode == websocket.ABNF.OPCODE_CLOSE and int.from_bytes(payload[:2], "big") == 4001

@@ -5,16 +5,22 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from flask import Flask
 from support.config import make_config
 from support.extension_browser import ExtensionBrowser
 from support.waits import wait_until
 
+from app import errors
 from app.clients.cli import main
+from app.extension.commands import CommandQueue
 from app.extension.daemon import Daemon
+from app.extension.http import init_endpoints
+from app.jsonprovider import JSONProvider
+from app.local_server import LocalServer
+from app.openapi import init_api
 
 
 @pytest.fixture(scope="module")
@@ -69,3 +75,21 @@ def test_the_held_poll_brings_commands_without_the_originals_gaps(setup, capsys)
     # The original extension polls every 100 ms at best, with gaps of seconds; held, every command
     # goes out at once (a generous bound for a loaded machine).
     assert max(times) < 1.0, times
+
+
+def test_without_the_command_channel_our_extension_polls(setup):
+    # A server with only the original's endpoints (as the original daemon has): the channel's
+    # upgrade is refused, and our extension takes its commands by polling instead.
+    daemon, chrome = setup
+    app = Flask("polling-only")
+    app.json = JSONProvider(app)
+    errors.register(app)
+    commands = CommandQueue(timeout_s=15)
+    init_endpoints(app, init_api(app, "t", "t"), commands)
+    with LocalServer(app, "127.0.0.1", 0, name="polling-only") as srv:
+        chrome.configure(f"http://127.0.0.1:{srv.port}", "")
+        try:
+            answer = commands.submit({"type": "get_tabs", "data": {}, "requestId": "p1"}).wait()
+            assert answer["success"] is True and isinstance(answer["data"], list), answer
+        finally:
+            chrome.configure(daemon.url, "")
