@@ -3,8 +3,8 @@
     python -m bench.bench_extension [--runs 200] [--snap-runs 20]
 
 * A trivial command (``query body exists``) as the original CLI sends it (one line on the Unix
-  socket of ``pinchtab ext daemon``), answered by our extension through its held poll: median, p95
-  and the longest (the original extension's gaps come from its 100 ms polls and dropped alarms).
+  socket of ``pinchtab ext daemon``), answered by our extension over its command channel: median,
+  p95 and the longest (the original extension's gaps come from its 100 ms polls and dropped alarms).
 * Snapshots of a small page and of a page with 1,000 controls through the relay (``pinchtab bridge
   --extension``, CDP over ``chrome.debugger``) against a bridge on the same Chromium over direct
   CDP (``--cdp-url``), the same tab for both.
@@ -87,7 +87,7 @@ def daemon_round_trips(chrome: ExtensionBrowser, base: str, work: Path, args: ar
             assert answer.get("success") is True, answer
     finally:
         daemon.stop()
-    return [("query via pinchtab ext daemon + our extension (held poll)",
+    return [("query via pinchtab ext daemon + our extension",
              f"median {med_ms(times):.2f} ms", f"p95 {pct_ms(times, 0.95):.2f} ms, max {max(times) * 1000:.1f} ms "
                                                f"(n={len(times)})")]
 

@@ -93,3 +93,24 @@ def test_without_the_command_channel_our_extension_polls(setup):
             assert answer["success"] is True and isinstance(answer["data"], list), answer
         finally:
             chrome.configure(daemon.url, "")
+
+
+def test_our_extension_comes_back_after_a_daemon_restart(setup, tmp_path, capsys):
+    daemon, chrome = setup
+    sock = tmp_path / "restart" / "browser.sock"
+    first = Daemon(make_config(tmp_path), socket_path=sock, port=0).start()
+    port = first.port
+    try:
+        chrome.configure(first.url, "")
+        assert ext(first, capsys, "get_tabs")[0] == 0
+        first.stop()
+        again = Daemon(make_config(tmp_path), socket_path=sock, port=port).start()
+        try:
+            # The extension finds the new daemon by itself (its channel closed; it tries again).
+            wait_until(lambda: again.commands.extension_seen_ago_s() is not None, 15)
+            assert ext(again, capsys, "get_tabs")[0] == 0
+        finally:
+            again.stop()
+    finally:
+        first.stop()
+        chrome.configure(daemon.url, "")
