@@ -238,3 +238,15 @@ def test_the_debug_bridges_cdp_side_runs_on_an_extension_tab(bridge, site):
         assert items and all(item["stableId"].startswith("e") for item in items)
     finally:
         client.delete(f"/tabs/{tab}/debug")
+
+
+def test_evaluate_runs_on_an_extension_tab_when_allowed(bridge, chrome, site, tmp_path):
+    allowed = ExtensionBridge(tmp_path, chrome, **{"security.allowEvaluate": True}).connect()
+    try:
+        client = allowed.client()
+        nav(client, site.url("form.html"))
+        r = client.post("/evaluate", json={"expression": "document.title + ' ' + (6 * 7)"})
+        assert r.status_code == 200 and r.json["result"] == "E2E Test - Form 42", r.json
+    finally:
+        allowed.stop()
+        bridge.connect()   # the module's bridge gets the extension back
