@@ -48,8 +48,9 @@ Deliver = Callable[[str, "dict[str, Any] | None"], None]
 
 
 def new_session_id() -> str:
-    """128 random bits: the id is a capability (whoever has it may join as an app)."""
-    return secrets.token_urlsafe(16)
+    """128 random bits: the id is a capability (whoever has it may join as an app). In hex: it goes
+    on command lines, where an id starting with "-" would read as an option."""
+    return secrets.token_hex(16)
 
 
 class Outbox:

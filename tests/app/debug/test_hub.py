@@ -44,6 +44,7 @@ def test_session_ids_are_long_and_unique() -> None:
     h = Hub()
     ids = {h.create().id for _ in range(100)}
     assert len(ids) == 100 and all(len(i) >= 22 for i in ids)
+    assert not [i for i in ids if i.startswith("-")]   # `--session <id>` must not read as an option
 
 
 def test_telemetry_fans_out_and_a_result_goes_to_its_sender_only() -> None:
