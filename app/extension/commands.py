@@ -232,12 +232,6 @@ class CommandQueue:
     def closed(self) -> bool:
         return self._closed
 
-    def next_wake(self) -> float | None:
-        """When (the queue's clock) the next command's time is up; None with nothing waiting."""
-        with self._lock:
-            times = [p.queued_until if p.queued else p.deadline for p in self._pending.values()]
-        return min(times, default=None)
-
     # --- what a health check shows
 
     def extension_seen_ago_s(self) -> float | None:
