@@ -49,6 +49,11 @@ class ServerConfig:
     # disconnected (its bytes are gathered off the request threads, which it never holds).
     header_timeout_sec: int = setting(_positive(), 10)
     body_timeout_sec: int = setting(_positive(), 30)
+    # Network capture, per tab from its creation: a ring of this many requests; response bodies
+    # are kept only when asked for, and only up to the byte cap each.
+    network_buffer_size: int = setting(Int(validate=validate.Range(min=1, max=10000)), 100)
+    retain_network_bodies: bool = setting(fields.Boolean(), False)
+    retain_network_body_max_bytes: int = setting(_positive(), 256 * 1024)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,6 +65,32 @@ class BrowserConfig:
     # Secret: remote CDP endpoints often carry an access token in the URL.
     cdp_url: str = setting(fields.String(validate=checks.cdp_url), "", secret=True)
     version: str = setting(fields.String(), "")
+    # Unpacked extensions loaded into the browser we launch (folders holding a manifest.json).
+    extension_paths: tuple[str, ...] = setting(Strings(fields.String(validate=validate.Length(min=1))), ())
+
+
+_ENGINES = ("chrome", "cloak", "ghost-chrome")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrowsersConfig:
+    """``browsers``: the browser engines requests may name (``browser`` on navigate and actions).
+
+    Only Chromium exists here; the original's other engine names are known, so naming one is
+    "not configured" (409), not "unknown" (400).
+    """
+
+    default: str = setting(fields.String(validate=validate.OneOf(_ENGINES)), "chrome")
+    available: tuple[str, ...] = setting(Strings(fields.String(validate=validate.OneOf(_ENGINES))), ("chrome",))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TabPolicyConfig:
+    """``instanceDefaults.tabPolicy``: what happens to tabs nobody uses."""
+
+    lifecycle: str = setting(fields.String(validate=validate.OneOf(("keep", "close_idle"))), "keep")
+    close_delay_sec: int = setting(_positive(), 300)
+    restore: bool = setting(fields.Boolean(), False)   # reopen the last tabs when the browser restarts
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,6 +104,17 @@ class InstanceDefaultsConfig:
     dialog_auto_accept: bool = setting(fields.Boolean(), False)
     user_agent: str = setting(fields.String(validate=checks.header_value), "")
     profile: str = setting(fields.String(validate=checks.profile_name), "")
+    no_restore: bool = setting(fields.Boolean(), False)
+    timezone: str = setting(fields.String(validate=checks.header_value), "")   # IANA name, e.g. Europe/Paris
+    block_images: bool = setting(fields.Boolean(), False)
+    block_media: bool = setting(fields.Boolean(), False)
+    block_ads: bool = setting(fields.Boolean(), False)
+    no_animations: bool = setting(fields.Boolean(), False)
+    max_parallel_tabs: int = setting(Int(validate=validate.Range(min=0, max=64)), 0)   # 0: automatic
+    tab_eviction_policy: str = setting(
+        fields.String(validate=validate.OneOf(("close_lru", "close_oldest", "reject"))), "close_lru"
+    )
+    tab_policy: TabPolicyConfig
 
     @property
     def headless(self) -> bool:
@@ -90,6 +132,19 @@ class AttachConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class IdpiConfig:
+    """``security.idpi``: the defence against indirect prompt injection (text in pages aimed at agents)."""
+
+    enabled: bool = setting(fields.Boolean(), True)
+    strict_mode: bool = setting(fields.Boolean(), False)
+    scan_content: bool = setting(fields.Boolean(), True)
+    wrap_content: bool = setting(fields.Boolean(), False)
+    custom_patterns: tuple[str, ...] = setting(Strings(fields.String(validate=validate.Length(min=1))), ())
+    scan_timeout_sec: int = setting(Int(validate=validate.Range(min=1, max=60)), 5)
+    shield_threshold: int = setting(Int(validate=validate.Range(min=0, max=100)), 30)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SecurityConfig:
     """``security``: the capability switches and size limits.
 
@@ -102,6 +157,12 @@ class SecurityConfig:
     allow_upload: bool = setting(fields.Boolean(), False)
     allow_state_export: bool = setting(fields.Boolean(), False)
     allow_file_scheme: bool = setting(fields.Boolean(), False)
+    allow_macro: bool = setting(fields.Boolean(), False)
+    allow_screencast: bool = setting(fields.Boolean(), False)
+    allow_clipboard: bool = setting(fields.Boolean(), False)
+    allow_network_intercept: bool = setting(fields.Boolean(), False)
+    # AES-256-GCM key for saved state written with encrypt:true (PINCHTAB_STATE_KEY overrides).
+    state_encryption_key: str = setting(fields.String(), "", secret=True)
     allowed_domains: tuple[str, ...] = setting(_hosts(), _LOOPBACK_HOSTS)
     download_allowed_domains: tuple[str, ...] = setting(_hosts(), ())
     download_max_bytes: int = setting(_positive(), 20 * _MIB)
@@ -111,6 +172,7 @@ class SecurityConfig:
     upload_max_total_bytes: int = setting(_positive(), 10 * _MIB)
     enable_action_guards: bool = setting(fields.Boolean(), True)
     attach: AttachConfig
+    idpi: IdpiConfig
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -146,8 +208,11 @@ class MultiInstanceConfig:
     """``multiInstance``: how child instances are started and which ports they get."""
 
     strategy: str = setting(
-        fields.String(validate=validate.OneOf(("always-on", "simple", "explicit", "no-instance"))), "always-on"
+        fields.String(validate=validate.OneOf(("always-on", "simple", "simple-autorestart", "explicit",
+                                                "no-instance"))), "always-on"
     )
+    allocation_policy: str = setting(fields.String(validate=validate.OneOf(("fcfs", "round_robin", "random"))),
+                                     "fcfs")
     instance_port_start: int = setting(_port(), 9868)
     instance_port_end: int = setting(_port(), 9968)
     restart: RestartConfig
@@ -216,11 +281,22 @@ class ExtensionConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SchedulerConfig:
+    """``scheduler``: the server's bounded task queue (``/tasks``), fair between agents."""
+
+    enabled: bool = setting(fields.Boolean(), False)
+    max_queue_size: int = setting(_positive(), 1000)
+    max_per_agent: int = setting(_positive(), 100)
+    workers: int = setting(Int(validate=validate.Range(min=1, max=64)), 4)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     """The whole validated configuration; build it with :func:`app.config.load_config`."""
 
     server: ServerConfig
     browser: BrowserConfig
+    browsers: BrowsersConfig
     instance_defaults: InstanceDefaultsConfig
     security: SecurityConfig
     profiles: ProfilesConfig
@@ -229,6 +305,7 @@ class Config:
     observability: ObservabilityConfig
     debug: DebugConfig
     extension: ExtensionConfig
+    scheduler: SchedulerConfig
 
     def __post_init__(self) -> None:
         if self.profiles.base_dir is None:
@@ -250,6 +327,8 @@ class Config:
         data = self.to_dict()
         if data["server"]["token"]:
             data["server"]["token"] = MASK
+        if data["security"]["stateEncryptionKey"]:
+            data["security"]["stateEncryptionKey"] = MASK
         data["browser"]["cdpUrl"] = scrub_url(data["browser"]["cdpUrl"], mask_every_value=True)
         return data
 

@@ -44,6 +44,7 @@ _ENV_OVERRIDES: tuple[tuple[_Path, tuple[str, ...]], ...] = (
     (("server", "stateDir"), ("PINCHTAB_STATE_DIR", "BRIDGE_STATE_DIR")),
     (("browser", "binary"), ("CHROME_BIN", "CHROME_BINARY")),
     (("browser", "cdpUrl"), ("CDP_URL",)),
+    (("security", "stateEncryptionKey"), ("PINCHTAB_STATE_KEY",)),
 )
 _HEADLESS_ENV = "BRIDGE_HEADLESS"
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
