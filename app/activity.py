@@ -10,15 +10,27 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
 from flask import Flask
 from werkzeug.wsgi import ClosingIterator
 
+from .auth import SESSION_AGENT
 from .config import Config
 
 UNLOGGED = ("/health", "/openapi.json", "/help")
+SERVER_SUBDIR = "server"
+
+
+def server_dir(state_dir: Path) -> Path:
+    """Where a server's dashboard reads activity, and where its instances write it.
+
+    A folder of the server's own under ``<stateDir>/activity``: a standalone ``pinchtab bridge`` on
+    the same state dir logs to ``<stateDir>/activity`` itself, and its calls are not the server's.
+    """
+    return Path(state_dir) / "activity" / SERVER_SUBDIR
 TAB_HEADER = "X-PinchTab-Tab-Id"  # set on every answer that used a tab (app/__init__.py)
 
 
@@ -77,7 +89,7 @@ class _Recorder:
             return value if isinstance(value, str) else ""
 
         self.store.record({
-            "agentId": environ.get("HTTP_X_AGENT_ID", ""),
+            "agentId": environ.get(SESSION_AGENT) or environ.get("HTTP_X_AGENT_ID", ""),
             "method": method,
             "path": environ.get("PATH_INFO", ""),
             "status": int(status[:3]),

@@ -160,6 +160,10 @@ def from_exception(exc: BaseException) -> APIError | None:
         return BadRequest(str(exc), code="bad_selector")
     if isinstance(exc, cdp_errors.BadCursor):
         return BadRequest(str(exc), code="bad_cursor", details={"field": "after"})
+    if isinstance(exc, cdp_errors.FrameGone):
+        return Conflict(str(exc), code="frame_gone", details={"suggestion": "POST /frame with a new target"})
+    if isinstance(exc, cdp_errors.BadFrameTarget):
+        return BadRequest(str(exc), code="bad_frame_target", details={"field": "target"})
     if isinstance(exc, cdp_errors.NoSuchElement):
         return NotFound(str(exc), code="element_not_found")
     if isinstance(exc, cdp_errors.DialogBlocking):
@@ -168,6 +172,9 @@ def from_exception(exc: BaseException) -> APIError | None:
                                  "suggestion": "POST /dialog {\"action\": \"accept\"} or \"dismiss\""})
     if isinstance(exc, cdp_errors.NavigationChanged):
         return Conflict(str(exc), code="navigation_changed", details={"url": exc.url, "result": exc.result})
+    if isinstance(exc, cdp_errors.ElementOccluded):
+        return Conflict(str(exc), code="element_occluded",
+                        details={"coveredBy": exc.covered_by, "hint": 'send "mode": "dom" to click it through the DOM'})
     if isinstance(exc, cdp_errors.NotAnElement):
         return BadRequest(str(exc), code="not_an_element")
     if isinstance(exc, cdp_errors.ActionError):

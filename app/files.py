@@ -38,7 +38,12 @@ def output_file(state_dir: Path, requested: str, default_name: str) -> Path:
     """Where ``output=file`` writes: ``requested`` or ``default_name``, inside the state dir and not
     a directory (checked before the work, so a bad path costs nothing)."""
     target = inside(state_dir, requested or None, default_name)
-    if target.is_dir():
+    try:
+        is_dir = target.is_dir() or requested.endswith("/")
+    except OSError as exc:  # a name too long for the file system, say
+        raise BadRequest(f"invalid output path: {exc.strerror or exc}", code="invalid_output_path",
+                         details={"field": "path"}) from None
+    if is_dir:
         raise BadRequest(f"invalid output path: {requested!r} is a directory", code="invalid_output_path",
                          details={"field": "path"})
     return target

@@ -102,7 +102,10 @@ class ServerApplication(BaseApplication):
     def load(self):  # type: ignore[no-untyped-def]
         from .orchestrator.app import create_server_app
 
-        return create_server_app(self.pt_config)
+        app = create_server_app(self.pt_config)
+        # POST /shutdown stops the server (and so its manager and instances) as a TERM signal would.
+        app.extensions["pinchtab.shutdown"] = lambda: os.kill(os.getppid(), signal.SIGTERM)
+        return app
 
     def _on_starting(self, arbiter: Any) -> None:
         from .orchestrator.spawn import ManagerProcess

@@ -4,9 +4,12 @@ The rules (reference §1.17, §2.5):
 
 * only ``http`` and ``https``;
 * ``localhost``, ``*.localhost`` (and Chromium's other local names) and literal loopback, private,
-  link-local, multicast, reserved or unspecified addresses are always refused, whatever a list says;
+  link-local, multicast, reserved or unspecified addresses are refused (private ones only until a list
+  names the host, below);
 * a host must be on the allowlist (``security.downloadAllowedDomains``, or ``security.allowedDomains``
   when that is empty); an empty list accepts any host;
+* a host ``security.downloadAllowedDomains`` names exactly (no wildcard) may be an intranet one: it
+  may resolve to (or be) a private address; loopback, link-local and metadata addresses stay refused;
 * every host name must resolve, and only to public addresses (one private answer is enough to refuse:
   the browser could connect to it).
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -79,13 +83,15 @@ class Policy:
     allowlist: tuple[str, ...]
     setting: str
     resolver: Resolver
+    # The download list names intranet hosts: those may resolve to private addresses.
+    intranet: bool = False
 
     @classmethod
     def for_download(cls, download_allowed: Sequence[str], allowed: Sequence[str],
                      resolver: Resolver = system_resolver) -> Policy:
         """``security.downloadAllowedDomains`` when it is non-empty, else ``security.allowedDomains``."""
         if download_allowed:
-            return cls(tuple(download_allowed), "security.downloadAllowedDomains", resolver)
+            return cls(tuple(download_allowed), "security.downloadAllowedDomains", resolver, intranet=True)
         return cls(tuple(allowed), "security.allowedDomains", resolver)
 
 
@@ -119,6 +125,40 @@ def is_internal_ip(ip: IPAddress | str) -> bool:
             return True
     return (not ip.is_global or ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast
             or ip.is_reserved or ip.is_unspecified)
+
+
+# Cloud metadata services: refused whatever a list names (they hand out credentials).
+METADATA_IPS = frozenset(ipaddress.ip_address(a) for a in ("169.254.169.254", "169.254.170.2", "100.100.100.200",
+                                                           "fd00:ec2::254"))
+
+
+def is_never_allowed_ip(ip: IPAddress | str) -> bool:
+    """Loopback, link-local, metadata, multicast, unspecified and reserved addresses: refused even
+    for a host an allowlist names (a private intranet address is not among them)."""
+    if isinstance(ip, str):
+        try:
+            ip = ipaddress.ip_address(ip.split("%", 1)[0])
+        except ValueError:
+            return True
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = _embedded_ipv4(ip)
+        if embedded is not None and is_never_allowed_ip(embedded):
+            return True
+    return (ip in METADATA_IPS or ip.is_loopback or ip.is_link_local or ip.is_multicast or ip.is_unspecified
+            or ip.is_reserved)
+
+
+def named_explicitly(host: str, allowlist: Sequence[str]) -> bool:
+    """Whether the list names this very host (not through ``*`` or a ``*.`` wildcard)."""
+    host_ip = _literal(host)
+    for raw in allowlist:
+        entry = raw.strip().lower()
+        if entry == "*" or entry.startswith("*."):
+            continue
+        canon = _canonical_entry(entry)
+        if canon and (canon == host if host_ip is None else _literal(canon) == host_ip):
+            return True
+    return False
 
 
 def is_local_name(host: str) -> bool:
@@ -194,8 +234,12 @@ def check_host(host: str, policy: Policy) -> None:
         ip = parse_ip(host)
     except BadHost:
         raise UnsafeURL(f"unsafe URL: invalid host {host!r}", MALFORMED, host) from None
+    # A host the download list names itself may be an intranet one (a private address), never
+    # the machine itself, a link-local or a metadata address.
+    intranet = policy.intranet and named_explicitly(host, policy.allowlist)
+    refused = is_never_allowed_ip if intranet else is_internal_ip
     if ip is not None:
-        if is_internal_ip(ip):
+        if refused(ip):
             raise UnsafeURL("unsafe URL: internal or blocked host", INTERNAL, host)
     elif is_local_name(host):
         raise UnsafeURL("unsafe URL: internal or blocked host", INTERNAL, host)
@@ -206,7 +250,61 @@ def check_host(host: str, policy: Policy) -> None:
     addresses = list(policy.resolver(host))
     if not addresses:
         raise UnsafeURL(f"unsafe URL: cannot resolve host {host!r}", UNRESOLVED, host)
-    internal = [a for a in addresses if is_internal_ip(a)]
+    internal = [a for a in addresses if refused(a)]
     if internal:
         raise UnsafeURL(f"unsafe URL: internal or blocked host ({host} resolves to {internal[0]})",
                         INTERNAL, host)
+
+
+# --- navigation: pages the browser opens for an agent -------------------------------------------------
+RESOLVER_EXTENSION = "pinchtab.resolver"  # app.extensions key of the resolver the routes use (tests stub it)
+NAVIGATION_RESOLVE_S = 5.0  # a name that does not resolve in time is left to the browser to fail on
+
+
+def check_navigation_host(host: str, allowlist: Sequence[str], resolver: Resolver = system_resolver,
+                          timeout_s: float = NAVIGATION_RESOLVE_S) -> None:
+    """Whether the browser may open a page on ``host`` (a canonical host); raise UnsafeURL if not.
+
+    Unlike a download, the browser itself fetches here, so the machine's own pages (loopback,
+    ``localhost``) are always fine: they are what people develop against. But:
+
+    * cloud metadata addresses are refused whatever the list says (they hand out credentials);
+    * with ``security.allowedDomains`` a list (not empty, not ``*``), a host the list does not
+      match must not be, or resolve to, a private or internal address: a page off the list could
+      otherwise steer the agent into the network behind the server. Hosts the list matches may be
+      intranet ones. A name that does not resolve is left to the browser (it answers 502).
+    """
+    ip = _literal(host)
+    if ip is not None and _is_metadata(ip):
+        raise UnsafeURL("navigation target is a cloud metadata address", INTERNAL, host)
+    if (ip is not None and ip.is_loopback) or (ip is None and is_local_name(host)):
+        return
+    entries = [e.strip() for e in allowlist if e.strip()]
+    if not entries or "*" in entries or host_allowed(host, entries):
+        return
+    addresses = [str(ip)] if ip is not None else _resolve_within(resolver, host, timeout_s)
+    internal = [a for a in addresses if is_internal_ip(a)]
+    if internal:
+        shown = host if ip is not None else f"{host} resolves to {internal[0]}"
+        raise UnsafeURL(f"navigation target resolves to blocked private/internal IP ({shown}); list the host in "
+                        f"security.allowedDomains to allow it", INTERNAL, host)
+
+
+def _is_metadata(ip: IPAddress) -> bool:
+    embedded = _embedded_ipv4(ip) if isinstance(ip, ipaddress.IPv6Address) else None
+    return (embedded or ip) in METADATA_IPS
+
+
+def _resolve_within(resolver: Resolver, host: str, timeout_s: float) -> list[str]:
+    """``resolver(host)``, or [] when it does not answer within ``timeout_s`` (getaddrinfo has no deadline)."""
+    answer: list[list[str]] = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            answer.append(list(resolver(host)))
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="resolve-navigation", daemon=True).start()
+    return answer[0] if done.wait(timeout_s) and answer else []

@@ -2,15 +2,15 @@
 
 Each runs on the tab's worker. Pointer actions scroll the element into view, check that it is
 the top-most element at its centre and send real input events there; when something covers it
-(or it has no box) they fall back to the DOM (``el.click()``), so a styled or overlaid control
-still works.
+they refuse (409 naming what is on top) rather than reach something else, unless the click asks
+for the DOM (``mode``). An element with no box (a styled-away control) gets ``el.click()``.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from . import keys
-from .errors import ActionError
+from .errors import ActionError, CDPError
 from .input import (
     Target,
     element_point,
@@ -29,20 +29,56 @@ from .page import call_on, evaluate
 from .tab import Tab
 
 
-def click(tab: Tab, target: Target, *, count: int = 1, button: str = "left", modifiers: int = 0) -> dict[str, Any]:
-    """Click the target ``count`` times: input events at its centre, a DOM click when covered or boxless."""
+def click(tab: Tab, target: Target, *, count: int = 1, button: str = "left", modifiers: int = 0,
+          mode: str = "") -> dict[str, Any]:
+    """Click the target ``count`` times with input events at its centre.
+
+    A covered element is refused (ElementOccluded names what is on top): input there would reach
+    that instead, and a ref must never act on something else. ``mode`` "dom" calls ``el.click()``,
+    "dispatch" fires synthetic pointer and mouse events on the element: both reach it whatever
+    covers it. An element with no box gets the DOM click, as there is no point to aim at.
+    """
+    if mode:
+        if not target.has_element:
+            raise ActionError(f"mode {mode!r} needs an element target: 'ref', 'selector' or 'nodeId'")
+        script = _DOM_CLICK if mode == "dom" else _DISPATCH_CLICK
+        call_on(tab, find(tab, target), script, count, BUTTON_CODES.get(button, 0), modifiers)
+        return {"clicked": True, "method": mode}
     if target.has_point and not target.has_element:
         x, y = viewport_point(tab, target)
         mouse_click(tab, x, y, button=button, count=count, modifiers=modifiers)
         return {"clicked": True, "x": x, "y": y}
     el = find(tab, target)
-    pt = point_of(tab, el)
+    pt = point_of(tab, el, strict=True)
     if pt is None:
-        # Covered or boxless (a styled checkbox, an element under an overlay): click through the DOM.
-        call_on(tab, el, "function(n){ for (let i = 0; i < n; i++) this.click(); }", count)
+        call_on(tab, el, _DOM_CLICK, count, 0, 0)
         return {"clicked": True, "method": "dom"}
     mouse_click(tab, pt[0], pt[1], button=button, count=count, modifiers=modifiers)
     return {"clicked": True}
+
+
+BUTTON_CODES = {"left": 0, "middle": 1, "right": 2}  # MouseEvent.button
+_DOM_CLICK = "function(n){ for (let i = 0; i < n; i++) this.click(); }"
+# What a real click fires, in order, as untrusted events at the element's centre (frameworks that
+# listen for pointerdown or mousedown see them; the click's default action still runs).
+_DISPATCH_CLICK = """function(n, button, mods) {
+  const r = this.getBoundingClientRect(), w = this.ownerDocument.defaultView;
+  const bit = [1, 4, 2][button] || 1;
+  const base = {bubbles: true, cancelable: true, composed: true, view: w, button: button,
+                clientX: r.left + r.width / 2, clientY: r.top + r.height / 2,
+                altKey: !!(mods & 1), ctrlKey: !!(mods & 2), metaKey: !!(mods & 4), shiftKey: !!(mods & 8)};
+  const ptr = {pointerId: 1, pointerType: 'mouse', isPrimary: true};
+  for (let i = 1; i <= n; i++) {
+    this.dispatchEvent(new w.PointerEvent('pointerdown', {...base, ...ptr, buttons: bit}));
+    this.dispatchEvent(new w.MouseEvent('mousedown', {...base, buttons: bit, detail: i}));
+    if (i === 1 && this.focus) this.focus();
+    this.dispatchEvent(new w.PointerEvent('pointerup', {...base, ...ptr, buttons: 0}));
+    this.dispatchEvent(new w.MouseEvent('mouseup', {...base, buttons: 0, detail: i}));
+    this.dispatchEvent(new w.MouseEvent(button === 2 ? 'contextmenu' : (button === 1 ? 'auxclick' : 'click'),
+                                        {...base, buttons: 0, detail: i}));
+  }
+  if (n === 2 && button === 0) this.dispatchEvent(new w.MouseEvent('dblclick', {...base, buttons: 0, detail: 2}));
+}"""
 
 
 def hover(tab: Tab, target: Target) -> dict[str, Any]:
@@ -77,19 +113,91 @@ def mouse_wheel(tab: Tab, target: Target, dx: float, dy: float) -> dict[str, Any
     return {"wheel": True, "x": x, "y": y, "deltaX": dx, "deltaY": dy}
 
 
+DRAG_START_S = 2.0  # how long a draggable element gets to start its HTML5 drag
+
+
 def drag(tab: Tab, target: Target, dx: float, dy: float) -> dict[str, Any]:
-    """Press at the element's centre, move in steps of about 20 px, release at the offset."""
+    """Press at the element's centre, move in steps of about 20 px, release at the offset.
+
+    Each event is awaited before the next, so the page sees a person's order of events. An HTML5
+    drag (``draggable`` content) is intercepted (``Input.setInterceptDrags``): Chrome reports the
+    drag it would start, and the drag events (enter, over along the way, drop) are sent with its
+    data, so the page's dragstart/dragover/drop handlers run every time rather than when the
+    browser's own drag happens to win the race with our events.
+    """
     if not dx and not dy:
         raise ActionError("drag needs dragX or dragY")
+    el = find(tab, target) if target.has_element else None
     x, y = element_point(tab, target)
-    mouse_event(tab, "mouseMoved", x, y)
-    mouse_event(tab, "mousePressed", x, y, button="left", clickCount=1)
+    html5 = el is not None and bool(call_on(tab, el, _DRAGGABLE))
     steps = max(3, min(20, int(max(abs(dx), abs(dy)) / 20)))
-    for i in range(1, steps + 1):
-        mouse_event(tab, "mouseMoved", x + dx * i / steps, y + dy * i / steps, button="left", buttons=1)
-    last = mouse_event(tab, "mouseReleased", x + dx, y + dy, button="left", clickCount=1)
-    tab.wait_result(last, "Input.dispatchMouseEvent")
+    path = [(x + dx * i / steps, y + dy * i / steps) for i in range(1, steps + 1)]
+    if html5 and _html5_drag(tab, x, y, path):
+        return {"dragged": True, "dragX": dx, "dragY": dy, "html5": True}
+    _await(tab, mouse_event(tab, "mouseMoved", x, y))
+    _await(tab, mouse_event(tab, "mousePressed", x, y, button="left", clickCount=1))
+    for px, py in path:
+        _await(tab, mouse_event(tab, "mouseMoved", px, py, button="left"))
+    _await(tab, mouse_event(tab, "mouseReleased", x + dx, y + dy, button="left", clickCount=1))
     return {"dragged": True, "dragX": dx, "dragY": dy}
+
+
+# Whether pressing on the element and moving starts an HTML5 drag (draggable="true", links, images).
+_DRAGGABLE = ("function(){ for (let n = this; n && n.nodeType === 1; n = n.parentElement) if (n.draggable) return true;"
+              " return false; }")
+
+
+def _await(tab: Tab, fut: Any) -> None:
+    tab.wait_result(fut, "Input.dispatchMouseEvent")
+
+
+def _html5_drag(tab: Tab, x: float, y: float, path: list[tuple[float, float]]) -> bool:
+    """Drag along ``path`` as an intercepted HTML5 drag; False (nothing pressed) if none can start."""
+    seen: dict[str, Any] = {}
+
+    def intercepted(_session: str, p: dict[str, Any]) -> None:
+        seen["data"] = p.get("data") or {}
+
+    try:
+        tab.call("Input.setInterceptDrags", {"enabled": True})
+    except CDPError:  # a transport without it (an extension's relay may refuse): plain mouse events
+        return False
+    tab.on("Input.dragIntercepted", intercepted)
+    try:
+        _await(tab, mouse_event(tab, "mouseMoved", x, y))
+        _await(tab, mouse_event(tab, "mousePressed", x, y, button="left", clickCount=1))
+        # Moves until Chrome starts the drag (past its few-pixel threshold) and hands it to us.
+        rest = list(path)
+        while rest and "data" not in seen:
+            px, py = rest.pop(0)
+            _await(tab, mouse_event(tab, "mouseMoved", px, py, button="left"))
+        if "data" not in seen:
+            tab.wait_for(lambda: "data" in seen, DRAG_START_S)
+        if "data" not in seen:  # the page cancelled its dragstart: end as a plain press and release
+            end = path[-1]
+            _await(tab, mouse_event(tab, "mouseReleased", end[0], end[1], button="left", clickCount=1))
+            return True
+        data = seen["data"]
+        first = rest[0] if rest else path[-1]
+        _drag_event(tab, "dragEnter", first, data)
+        for point in rest or [path[-1]]:
+            _drag_event(tab, "dragOver", point, data)
+        _drag_event(tab, "drop", path[-1], data)
+        end = path[-1]
+        # The press ends where the drop was (no page sees it: the drag consumed the mouse).
+        tab.state["pointer"] = end
+        tab.state["buttons"] = 0
+        return True
+    finally:
+        tab.off("Input.dragIntercepted", intercepted)
+        try:
+            tab.call("Input.setInterceptDrags", {"enabled": False})
+        except CDPError:
+            pass
+
+
+def _drag_event(tab: Tab, kind: str, point: tuple[float, float], data: dict[str, Any]) -> None:
+    tab.call("Input.dispatchDragEvent", {"type": kind, "x": point[0], "y": point[1], "data": data})
 
 
 def scroll_into_view(tab: Tab, target: Target) -> dict[str, Any]:

@@ -9,9 +9,11 @@ from typing import Any
 
 from human import stealth
 
+from . import emulation
 from .connection import Connection
-from .errors import BrowserGone, LaunchError, TargetClosed, TargetCrashed
+from .errors import BrowserGone, CDPError, CDPTimeout, LaunchError, TargetClosed, TargetCrashed
 from .launcher import ChromeProcess, find_browser, resolve_cdp_url
+from .network import NetworkOptions
 from .tab import Tab
 from .transport import Transport
 
@@ -19,6 +21,7 @@ log = logging.getLogger(__name__)
 
 WORLD = "__pinchtab"  # our isolated world: page scripts cannot see or tamper with it
 SETUP_TIMEOUT_S = 15.0
+STEALTH_SCRIPT = "stealth_script"  # Tab.state: the identifier of the tab's stealth script
 
 
 def page_script(name: str) -> str:
@@ -37,9 +40,16 @@ class Browser:
 
     def __init__(self, *, binary: str = "", headless: bool = True, user_data_dir: str | None = None,
                  cdp_url: str = "", extra_flags: tuple[str, ...] = (), stealth_level: str = "off",
-                 user_agent: str = "", transport_factory: Callable[[], Transport] | None = None) -> None:
+                 user_agent: str = "", transport_factory: Callable[[], Transport] | None = None,
+                 extensions: tuple[str, ...] = (), timezone: str = "",
+                 dialog_auto_accept: bool = False) -> None:
         self.binary = binary
+        self.extensions = extensions  # unpacked extension folders loaded into a browser we launch
+        self.timezone = timezone  # IANA name every tab reports ("": the machine's)
+        self.dialog_auto_accept = dialog_auto_accept  # accept dialogs nobody planned an answer for
+        self.network = NetworkOptions()  # how every tab captures its requests (configure_network)
         self.stealth_level = stealth_level
+        self.persona = stealth.persona()  # the device pages see; POST /fingerprint/rotate picks another
         self.user_agent = user_agent
         self.headless = headless
         self.user_data_dir = user_data_dir
@@ -50,8 +60,11 @@ class Browser:
         self.conn: Connection | None = None
         self.version: dict[str, Any] = {}
         self._lock = threading.RLock()
+        self._target_created = threading.Condition(self._lock)  # a page opened a tab (see opened_by)
         self._targets: dict[str, dict[str, Any]] = {}  # targetId -> TargetInfo, kept from events
         self._tabs: dict[str, Tab] = {}
+        self.internal: set[str] = set()  # pages of our own (a recording's encoder): never listed as tabs
+        self._gate: threading.Semaphore | None = None  # see limit_parallel
         self._gone: Exception | None = None
         self._scripts = world_scripts()
 
@@ -64,6 +77,9 @@ class Browser:
         """Launch (or reach) the browser and connect; raises LaunchError. A no-op when connected."""
         if self.alive():
             return
+        self._gone = None  # started again after a stop or a crash: nothing of the old one is kept
+        with self._lock:
+            self._targets.clear()
         ws_url = ""
         if self.transport_factory is not None:
             transport = self.transport_factory()
@@ -75,7 +91,7 @@ class Browser:
             if self.stealth_level != "off":
                 flags = flags + tuple(stealth.launch_flags(self.stealth_level, product=stealth.browser_product(binary)))
             self.process = ChromeProcess(binary, headless=self.headless, user_data_dir=self.user_data_dir,
-                                         extra_flags=flags)
+                                         extra_flags=flags, extensions=self.extensions, timezone=self.timezone)
             ws_url = self.process.start()
         try:
             if ws_url:
@@ -125,6 +141,8 @@ class Browser:
                 tab = self._tabs.get(info["targetId"])
                 if tab is not None:
                     tab.title = info.get("title", tab.title)
+                if method == "Target.targetCreated":
+                    self._target_created.notify_all()
             elif method == "Target.targetDestroyed":
                 self._targets.pop(p["targetId"], None)
                 tab = self._tabs.pop(p["targetId"], None)
@@ -148,7 +166,7 @@ class Browser:
         with self._lock:
             out = []
             for t in self._targets.values():
-                if t.get("type") != "page":
+                if t.get("type") != "page" or t["targetId"] in self.internal:
                     continue
                 info = dict(t)
                 tab = self._tabs.get(t["targetId"])
@@ -165,15 +183,56 @@ class Browser:
         tab = self._tabs.get(target_id)
         return tab.last_used if tab is not None else 0.0
 
+    def configure_network(self, options: NetworkOptions) -> None:
+        """How tabs capture their requests from now on: new tabs, and those already open."""
+        self.network = options
+        for t in self.attached_tabs():
+            t.network.options = options
+
+    def attached_tabs(self) -> list[Tab]:
+        """Our open tabs (those a request has used), without attaching to any other target."""
+        with self._lock:
+            return [t for t in self._tabs.values() if t.closed is None]
+
+    def created_at(self, target_id: str) -> float:
+        """When we attached to this target (0 for targets we never attached)."""
+        tab = self._tabs.get(target_id)
+        return tab.created_at if tab is not None else 0.0
+
+    def busy(self, target_id: str) -> bool:
+        """Whether our tab for this target runs or waits on a job."""
+        tab = self._tabs.get(target_id)
+        return tab is not None and tab.busy
+
+    def limit_parallel(self, n: int) -> None:
+        """Let at most ``n`` tabs run a job at once (each tab runs one at a time anyway)."""
+        with self._lock:
+            self._gate = threading.BoundedSemaphore(n)
+            for tab in self._tabs.values():
+                tab.gate = self._gate
+
     def has_target(self, target_id: str) -> bool:
         with self._lock:
             info = self._targets.get(target_id)
-            return info is not None and info.get("type") == "page"
+            return info is not None and info.get("type") == "page" and target_id not in self.internal
+
+    def opened_by(self, opener_id: str, known: set[str], timeout_s: float) -> str | None:
+        """The id of a page target that ``opener_id`` opened and that is not in ``known``, waiting
+        up to ``timeout_s`` for Chrome to report it; None when none comes."""
+        def new_page() -> str | None:
+            return next((tid for tid, t in self._targets.items() if t.get("type") == "page"
+                         and t.get("openerId") == opener_id and tid not in known), None)
+
+        with self._target_created:
+            return self._target_created.wait_for(new_page, timeout_s)
 
     def new_tab(self, timeout_s: float = SETUP_TIMEOUT_S) -> Tab:
         """Open a blank tab and attach to it."""
         conn = self._conn()
-        target_id = conn.call("Target.createTarget", {"url": "about:blank"}, timeout_s=timeout_s)["targetId"]
+        # Headless, each tab gets a window of its own: a tab behind another in one window is hidden,
+        # draws no frames, and a screenshot of it waits for a frame that never comes.
+        target_id = conn.call("Target.createTarget", {"url": "about:blank", "newWindow": self.headless},
+                              timeout_s=timeout_s)["targetId"]
         return self._attach(target_id, timeout_s)
 
     def tab(self, target_id: str, timeout_s: float = SETUP_TIMEOUT_S) -> Tab:
@@ -196,8 +255,10 @@ class Browser:
                 return existing
         session_id = conn.call("Target.attachToTarget", {"targetId": target_id, "flatten": True},
                                timeout_s=timeout_s)["sessionId"]
-        tab = Tab(conn, target_id, session_id, world=WORLD, world_script=self._scripts,
-                  extra_setup=self._stealth_setup)
+        tab = Tab(conn, target_id, session_id, world=WORLD, world_script=self._scripts, network=self.network)
+        tab.extra_setup = lambda frame: self._session_setup(tab, frame)
+        tab.auto_accept_dialogs = self.dialog_auto_accept
+        tab.gate = self._gate
         conn.claim(session_id, tab)
         try:
             tab.run(lambda: self._setup(tab), timeout_s)
@@ -213,16 +274,55 @@ class Browser:
         tab.navigated = tab.url not in ("", "about:blank")
         return tab
 
+    def _session_setup(self, tab: Tab, frame: bool) -> list[tuple[str, dict[str, Any]]]:
+        """The commands each session of ``tab`` runs at setup beyond the basics: stealth, the
+        timezone (an attached browser has no TZ of ours; top-level targets only, frames follow
+        their page), and for an out-of-process iframe the emulation its tab was given."""
+        commands = self._stealth_setup(frame)
+        if self.timezone and not frame:
+            commands.append(("Emulation.setTimezoneOverride", {"timezoneId": self.timezone}))
+        if frame:
+            commands += emulation.session_commands(tab)
+        return commands
+
     def _stealth_setup(self, frame: bool) -> list[tuple[str, dict[str, Any]]]:
         """The stealth commands of a session (a tab's, or an out-of-process iframe's)."""
         if self.stealth_level == "off":
             return []
-        return stealth.setup_commands(self.stealth_level, self.version, user_agent=self.user_agent, frame=frame)
+        return stealth.setup_commands(self.stealth_level, self.version, user_agent=self.user_agent, frame=frame,
+                                      persona=self.persona)
+
+    def rotate_persona(self, seed: int, timeout_s: float = SETUP_TIMEOUT_S) -> int:
+        """Pages get the persona of ``seed`` from their next document on: new tabs and frames by
+        their setup, open tabs by swapping their stealth script. How many open tabs were updated."""
+        self.persona = stealth.persona(seed)
+        if self.stealth_level == "off":
+            return 0
+        source = stealth.script_source(self.stealth_level, self.version, persona=self.persona)
+        updated = 0
+        for tab in self.attached_tabs():
+            def swap(tab: Tab = tab) -> None:
+                old = tab.state.get(STEALTH_SCRIPT)
+                if old:
+                    tab.call("Page.removeScriptToEvaluateOnNewDocument", {"identifier": old})
+                added = tab.call("Page.addScriptToEvaluateOnNewDocument", {"source": source})
+                tab.state[STEALTH_SCRIPT] = added.get("identifier")
+
+            try:
+                tab.run(swap, timeout_s)
+                updated += 1
+            except (TargetClosed, CDPError, CDPTimeout):  # closed meanwhile, or stuck: it keeps the old one
+                continue
+        return updated
 
     def _setup(self, tab: Tab) -> None:
         """Enable what a tab needs, pipelined: one round trip's worth of waiting, not six."""
-        futs = [(m, tab.send(m, p)) for m, p in (*tab.session_setup(), ("Page.getFrameTree", {}))]
+        commands = [*tab.session_setup(), ("Page.getFrameTree", {})]
+        futs = [(m, tab.send(m, p)) for m, p in commands]
         results = [tab.wait_result(f, m) for m, f in futs]
+        for (method, params), res in zip(commands, results, strict=True):
+            if method == "Page.addScriptToEvaluateOnNewDocument" and stealth.TOKEN in params.get("source", ""):
+                tab.state[STEALTH_SCRIPT] = res.get("identifier")  # swapped by rotate_persona
         self._learn_frames(tab, results[-1]["frameTree"], None)
 
     def _learn_frames(self, tab: Tab, node: dict[str, Any], parent: str | None) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import selectors
+from . import frame_scope, selectors
 from .errors import ActionError
 from .page import Element, call_on, evaluate, world
 from .tab import Tab
@@ -86,8 +86,8 @@ def html(tab: Tab, selector: str = "") -> str:
     """The element's outerHTML, or the whole document's."""
     if selector:
         return call_on(tab, element(tab, selector), "function() { return this.outerHTML; }") or ""
-    main = tab.frames[tab.main_frame_id or ""]
-    return evaluate(tab, main, "document.documentElement ? document.documentElement.outerHTML : ''") or ""
+    doc = frame_scope.document_frame(tab)  # the scoped frame's document (POST /frame), else the page's
+    return evaluate(tab, doc, "document.documentElement ? document.documentElement.outerHTML : ''") or ""
 
 
 def styles(tab: Tab, selector: str = "", prop: str = "") -> dict[str, Any]:
@@ -96,9 +96,9 @@ def styles(tab: Tab, selector: str = "", prop: str = "") -> dict[str, Any]:
     if selector:
         raw = call_on(tab, element(tab, selector), _STYLES, prop)
     else:
-        main = tab.frames[tab.main_frame_id or ""]
-        el = evaluate(tab, main, "document.documentElement", by_value=False)
-        raw = call_on(tab, Element(el["objectId"], main.frame_id, main.session_id, world(tab, main)), _STYLES, prop)
+        doc = frame_scope.document_frame(tab)
+        el = evaluate(tab, doc, "document.documentElement", by_value=False)
+        raw = call_on(tab, Element(el["objectId"], doc.frame_id, doc.session_id, world(tab, doc)), _STYLES, prop)
     return {k: raw[k] for k in sorted(raw)}
 
 

@@ -63,6 +63,14 @@ class NoSuchElement(Exception):
     """A selector matched nothing."""
 
 
+class FrameGone(Exception):
+    """The frame the tab's selectors were scoped to (POST /frame) is no longer in the page."""
+
+
+class BadFrameTarget(ValueError):
+    """A POST /frame target that names no frame, or more than one."""
+
+
 class BadSelector(ValueError):
     """A selector that cannot be parsed or that the page rejects (invalid CSS or XPath)."""
 
@@ -73,6 +81,15 @@ class ActionError(Exception):
 
 class NotAnElement(ActionError):
     """A target that is no element (the document itself): there is nothing to act on or read."""
+
+
+class ElementOccluded(ActionError):
+    """Something else is on top of the element at its centre: input there would reach that instead."""
+
+    def __init__(self, covered_by: str) -> None:
+        super().__init__(f"the element is covered by {covered_by}: a click there would reach that instead "
+                         '(send "mode": "dom" to click the element through the DOM)')
+        self.covered_by = covered_by
 
 
 class NavigationError(Exception):

@@ -177,14 +177,14 @@ def human_type(tab: Tab, text: str, rng: RandomSource, *, fast: bool = False) ->
 # --- on elements, mirroring cdp.actions ------------------------------------------------------------
 def click(tab: Tab, target: Target, rng: RandomSource, *, count: int = 1, button: str = "left",
           modifiers: int = 0) -> dict[str, Any]:
-    """``cdp.actions.click`` with a human pointer; covered or boxless elements get a DOM click."""
+    """``cdp.actions.click`` with a human pointer; a covered element is refused, a boxless one gets a DOM click."""
     if target.has_point and not target.has_element:
         x, y = viewport_point(tab, target)
         # A zero-size box: raw coordinates are hit exactly.
         human_click(tab, Box(x, y, 0.0, 0.0), rng, count=count, button=button, modifiers=modifiers)
         return {"clicked": True, "x": x, "y": y, "human": True}
     el = find(tab, target)
-    box = box_of(tab, el)
+    box = box_of(tab, el, strict=True)
     if box is None:
         call_on(tab, el, "function(n){ for (let i = 0; i < n; i++) this.click(); }", count)
         return {"clicked": True, "method": "dom"}
@@ -197,9 +197,9 @@ def hover(tab: Tab, target: Target, rng: RandomSource) -> dict[str, Any]:
     if target.has_point and not target.has_element:
         to: Point = viewport_point(tab, target)
     else:
-        point = point_of(tab, find(tab, target))
+        point = point_of(tab, find(tab, target), strict=True)
         if point is None:
-            raise ActionError("element has no visible point to hover (covered, hidden or zero-size)")
+            raise ActionError("element has no visible point to hover (hidden or zero-size)")
         to = point
     human_move(tab, None, to, rng)
     return {"hovered": True, "human": True}

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import keys, selectors
-from .errors import ActionError, CDPError, NoSuchElement, NotAnElement
+from .errors import ActionError, CDPError, ElementOccluded, NoSuchElement, NotAnElement
 from .page import Element, call_on, evaluate, world
 from .snapshot import ELEMENT_OF
 from .tab import Tab
@@ -83,7 +83,10 @@ _PREPARE = """function() {
   const r = this.getBoundingClientRect();
   if (r.width < 1 || r.height < 1) return {hit: false, reason: 'no box'};
   const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
-  let hit = this.ownerDocument.elementFromPoint(cx, cy);
+  // Hit-test from the element's own tree scope: a closed shadow root's host hides what is inside
+  // it from the document, but the element holds its root.
+  const scope = this.getRootNode();
+  let hit = (scope.elementFromPoint ? scope : this.ownerDocument).elementFromPoint(cx, cy);
   while (hit && hit.shadowRoot) {  // follow into open shadow roots
     const inner = hit.shadowRoot.elementFromPoint(cx, cy);
     if (!inner || inner === hit) break;
@@ -91,15 +94,30 @@ _PREPARE = """function() {
   }
   const inside = (n) => { for (; n; n = n.parentNode || n.host) if (n === this) return true; return false; };
   let ok = !!hit && (inside(hit) || (hit.control === this) || (this.labels && [...this.labels].some(l => l === hit || l.contains(hit))));
-  return {hit: ok, reason: ok ? '' : 'covered by ' + (hit ? hit.tagName.toLowerCase() : 'nothing')};
+  if (ok) return {hit: true};
+  if (!hit) return {hit: false, reason: 'nothing at its centre'};
+  // An ancestor on top (the element lets pointer events through): nothing else covers it.
+  for (let n = this; n; n = n.parentNode || n.host) {
+    if (n === hit) return {hit: false, reason: 'pointer events pass through'};
+  }
+  // Name what is on top, as a person would point at it: tag#id.class "its text".
+  let what = hit.tagName.toLowerCase() + (hit.id ? '#' + hit.id : '');
+  const cls = typeof hit.className === 'string' ? hit.className.trim().split(/\\s+/).filter(Boolean).slice(0, 2) : [];
+  if (cls.length) what += '.' + cls.join('.');
+  const text = (hit.innerText || hit.textContent || '').trim().replace(/\\s+/g, ' ').slice(0, 40);
+  if (text) what += ' "' + text + '"';
+  return {hit: false, coveredBy: what, reason: 'covered by ' + what};
 }"""
 
 
-def box_of(tab: Tab, el: Element) -> tuple[float, float, float, float] | None:
+def box_of(tab: Tab, el: Element, *, strict: bool = False) -> tuple[float, float, float, float] | None:
     """The element's box (x, y, width, height) in the tab's viewport if a pointer at its centre
-    would reach it (scrolled into view first), else None."""
+    would reach it (scrolled into view first), else None; ``strict``: ElementOccluded, naming what is
+    on top, when something covers it (None stays for an element with no box)."""
     prep = call_on(tab, el, _PREPARE)
     if not prep.get("hit"):
+        if strict and prep.get("coveredBy"):
+            raise ElementOccluded(prep["coveredBy"])
         return None
     quads = tab.call("DOM.getContentQuads", {"objectId": el.object_id}, session_id=el.session_id).get("quads") or []
     for q in quads:
@@ -110,9 +128,10 @@ def box_of(tab: Tab, el: Element) -> tuple[float, float, float, float] | None:
     return None
 
 
-def point_of(tab: Tab, el: Element) -> tuple[float, float] | None:
-    """The element's centre in viewport coordinates if a pointer there would reach it, else None."""
-    box = box_of(tab, el)
+def point_of(tab: Tab, el: Element, *, strict: bool = False) -> tuple[float, float] | None:
+    """The element's centre in viewport coordinates if a pointer there would reach it, else None
+    (``strict``: as in ``box_of``)."""
+    box = box_of(tab, el, strict=strict)
     return None if box is None else (box[0] + box[2] / 2, box[1] + box[3] / 2)
 
 
@@ -139,9 +158,26 @@ def session_offset(tab: Tab, session_id: str) -> tuple[float, float]:
     return ox, oy
 
 
+BUTTON_BITS = {"left": 1, "right": 2, "middle": 4}  # the DOM's MouseEvent.buttons
+
+
 def mouse_event(tab: Tab, kind: str, x: float, y: float, **extra: Any) -> Any:
-    """Send one mouse event (not waited for) and remember where the pointer is."""
+    """Send one mouse event (not waited for) and remember where the pointer is and which buttons
+    are held: a move while a button is down carries it, as a person's drag does (pointer-event
+    and mouse-event drag code reads ``buttons``)."""
     tab.state["pointer"] = (x, y)
+    held = tab.state.get("buttons", 0)
+    button = extra.get("button", "none")
+    if kind == "mousePressed":
+        held |= BUTTON_BITS.get(button, 0)
+    elif kind == "mouseReleased":
+        held &= ~BUTTON_BITS.get(button, 0)
+    elif kind == "mouseMoved" and held and "buttons" not in extra:
+        extra = {**extra, "buttons": held,
+                 "button": extra.get("button") or next(b for b, bit in BUTTON_BITS.items() if held & bit)}
+    if kind in ("mousePressed", "mouseReleased"):
+        extra.setdefault("buttons", held)
+    tab.state["buttons"] = held
     return tab.send("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, **extra})
 
 
@@ -160,9 +196,9 @@ def element_point(tab: Tab, target: Target) -> tuple[float, float]:
     if target.has_point and not target.has_element:
         return viewport_point(tab, target)
     el = find(tab, target)
-    pt = point_of(tab, el)
+    pt = point_of(tab, el, strict=True)
     if pt is None:
-        raise ActionError("the element has no visible point (covered, hidden or zero-size)")
+        raise ActionError("the element has no visible point (hidden or zero-size)")
     return pt
 
 

@@ -10,8 +10,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 from urllib.parse import urlparse
 
 import requests
@@ -84,14 +84,21 @@ def seed_throwaway_profile(data_dir: str) -> None:
 
 
 def chrome_flags(*, headless: bool, user_data_dir: str, extra: tuple[str, ...] = (),
-                 as_root: bool | None = None, window: tuple[int, int] = (1280, 800)) -> list[str]:
-    """The command-line flags we start Chrome with (pure, for tests)."""
+                 as_root: bool | None = None, window: tuple[int, int] = (1280, 800),
+                 extensions: tuple[str, ...] = ()) -> list[str]:
+    """The command-line flags we start Chrome with (pure, for tests).
+
+    ``extensions``: unpacked extension folders to load (and the only ones allowed to run).
+    """
     flags = list(BASE_FLAGS)
     flags += ["--remote-debugging-port=0", f"--user-data-dir={user_data_dir}", f"--window-size={window[0]},{window[1]}"]
     if headless:
         flags.append("--headless=new")
     if as_root if as_root is not None else (os.geteuid() == 0):
         flags.append("--no-sandbox")  # Chrome's sandbox refuses to run as root
+    if extensions:
+        folders = ",".join(extensions)  # the config refuses a path with a comma in it
+        flags += [f"--load-extension={folders}", f"--disable-extensions-except={folders}"]
     flags += list(extra)
     flags.append("about:blank")
     return flags
@@ -105,6 +112,8 @@ class ChromeProcess:
     headless: bool = True
     user_data_dir: str | None = None
     extra_flags: tuple[str, ...] = ()
+    extensions: tuple[str, ...] = ()  # unpacked extension folders
+    timezone: str = ""  # IANA name for the browser's TZ ("": the machine's)
     start_timeout_s: float = 30.0
     proc: subprocess.Popen | None = None
     ws_url: str = ""
@@ -125,13 +134,16 @@ class ChromeProcess:
             os.unlink(port_file)  # a stale file from an earlier run would point at a dead port
         except FileNotFoundError:
             pass
-        argv = [self.binary, *chrome_flags(headless=self.headless, user_data_dir=data_dir, extra=self.extra_flags)]
+        argv = [self.binary, *chrome_flags(headless=self.headless, user_data_dir=data_dir, extra=self.extra_flags,
+                                           extensions=self.extensions)]
+        # TZ reaches every process of the browser (workers too), which no per-tab override does.
+        env = {**os.environ, "TZ": self.timezone} if self.timezone else None
         log.info("starting browser: %s", self.binary)
         # Through the reaper (cdp/reaper.py), which leads the browser's process group and kills it
         # if this process dies without stopping it.
         reaper = [sys.executable, "-m", "cdp.reaper", str(os.getpid())]
         self.proc = subprocess.Popen(reaper + argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, start_new_session=True, cwd=_PACKAGE_ROOT)
+                                     stderr=subprocess.PIPE, start_new_session=True, cwd=_PACKAGE_ROOT, env=env)
         deadline = time.monotonic() + self.start_timeout_s
         delay = 0.01
         while time.monotonic() < deadline:

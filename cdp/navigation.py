@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import CDPError, CDPTimeout, DialogBlocking, InvalidURL, NavigationError
+from .page import evaluate, main_frame
 from .tab import Tab
 from .waits import condition, poll
 
@@ -56,7 +57,8 @@ def wait_loaded(tab: Tab, frame_id: str | None, loader: str | None, wait_for: st
 
     def reached() -> bool:
         fr = tab.frames.get(frame_id)
-        return fr is not None and (loader is None or fr.loader_id == loader) and event in fr.lifecycle
+        return (fr is not None and (loader is None or fr.loader_id == fr.successor(loader))
+                and event in fr.lifecycle)
 
     # A dialog the page opens while loading (an inline alert) stops it loading: say so at once.
     if not tab.wait_for(reached, timeout_s, interrupt=lambda: tab.dialog is not None):
@@ -106,3 +108,59 @@ def _wait_moved(tab: Tab, seq: int, timeout_s: float) -> None:
         return (res.get("result") or {}).get("value") in ("interactive", "complete")
 
     poll(tab, parsed, min(timeout_s, 5.0))
+
+
+def wait_title(tab: Tab, timeout_s: float) -> bool:
+    """Best effort: wait up to ``timeout_s`` for a real title (not empty, not about:blank)."""
+    def titled() -> bool:
+        try:
+            res = tab.call("Runtime.evaluate", {"expression": "document.title", "returnByValue": True})
+        except CDPError:
+            return False  # the context was replaced under us; ask again
+        title = (res.get("result") or {}).get("value")
+        return isinstance(title, str) and title.strip() not in ("", "about:blank")
+
+    return poll(tab, titled, timeout_s, interval_s=0.2)
+
+
+# Consent platforms' own accept buttons first; then a button whose label says yes, but only inside an
+# element whose id, class or label names cookies or consent: a page's other "OK" buttons are not ours.
+_DISMISS_BANNERS = r"""(() => {
+  const known = ['#onetrust-accept-btn-handler', '#CybotCookiebotDialogBodyLevelButtonLevelOptinAllowAll',
+    '#CybotCookiebotDialogBodyButtonAccept', '#didomi-notice-agree-button', '.fc-cta-consent',
+    '[data-testid="uc-accept-all-button"]', '#truste-consent-button', '.cc-allow', '.cc-dismiss', '#L2AGLb'];
+  const consent = /cookie|consent|gdpr|privacy|cmp|onetrust|cookiebot|didomi|usercentrics|truste/i;
+  const yes = new RegExp('^(accept|accept all|accept all cookies|accept cookies|allow|allow all|allow all cookies|' +
+    'allow cookies|agree|i agree|agree and close|got it|ok|okay|i understand|understood|yes, i agree)$', 'i');
+  const visible = (el) => {
+    const r = el.getBoundingClientRect(), s = getComputedStyle(el);
+    return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none';
+  };
+  for (const sel of known) {
+    const el = document.querySelector(sel);
+    if (el && visible(el)) { el.click(); return sel; }
+  }
+  const inBanner = (el) => {
+    for (let n = el; n && n !== document.body; n = n.parentElement) {
+      const names = [n.id, typeof n.className === 'string' ? n.className : '', n.getAttribute('aria-label') || ''];
+      if (consent.test(names.join(' '))) return true;
+    }
+    return false;
+  };
+  for (const el of document.querySelectorAll('button, [role=button], a, input[type=button], input[type=submit]')) {
+    const label = (el.innerText || el.value || el.getAttribute('aria-label') || '').trim().replace(/\s+/g, ' ');
+    if (label.length > 40 || !yes.test(label) || !visible(el) || !inBanner(el)) continue;
+    el.click();
+    return label;
+  }
+  return '';
+})()"""
+
+
+def dismiss_banners(tab: Tab) -> str:
+    """Best effort: click a cookie/consent banner's accept button; what was clicked ('' if nothing)."""
+    try:
+        clicked = evaluate(tab, main_frame(tab), _DISMISS_BANNERS, timeout_s=min(tab.remaining(), 2.0))
+    except (CDPError, CDPTimeout, NavigationError):
+        return ""  # a page mid-swap or a busy one keeps its banner: never worth failing the navigation
+    return clicked if isinstance(clicked, str) else ""

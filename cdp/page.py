@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .browser import WORLD, world_scripts
-from .errors import CDPError
+from .errors import CDPError, NavigationError
 from .tab import Frame, Tab
 
 _MISSING = "__pinchtab_missing__"
@@ -87,6 +87,14 @@ def evaluate(tab: Tab, frame: Frame, expression: str, *, by_value: bool = True, 
             continue
         return result.get("value") if by_value else result
     raise AssertionError("unreachable")
+
+
+def main_frame(tab: Tab) -> Frame:
+    """The tab's main frame; NavigationError while it has none (a tab still being set up)."""
+    frame = tab.frames.get(tab.main_frame_id or "")
+    if frame is None:
+        raise NavigationError("the tab has no document yet")
+    return frame
 
 
 def call_on(tab: Tab, el: Element, function: str, *args: Any, by_value: bool = True) -> Any:

@@ -7,7 +7,8 @@ wrapped by ``first:``, ``last:`` or ``nth:<n>:`` (1-based). Without a prefix: ``
 
 Parsing is pure. Resolving runs on the tab's worker and searches every frame of the tab in
 document order (the main frame, then its frames, same-process or not), so a selector reaches into
-iframes as a person's eye would.
+iframes as a person's eye would; with a frame scope (``POST /frame``, ``cdp.frame_scope``) only
+that frame and the frames inside it. Refs name one node each and resolve wherever it is.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from . import snapshot
+from . import frame_scope, snapshot
 from .errors import BadSelector, CDPError, NoSuchElement, StaleRef, UnknownRef
 from .find import match
 from .page import Element, evaluate, frames_in_order
@@ -107,13 +108,15 @@ def _dom_pick(tab: Tab, frame: Frame, sel: Selector, index: int) -> tuple[int, d
     return -1, obj  # found (the count does not matter then)
 
 
-def resolve(tab: Tab, raw: str | Selector) -> Element:
-    """The element a selector names (the first match unless first:/last:/nth: says otherwise)."""
+def resolve(tab: Tab, raw: str | Selector, *, whole_page: bool = False) -> Element:
+    """The element a selector names (the first match unless first:/last:/nth: says otherwise), in
+    the tab's frame scope unless ``whole_page``."""
     sel = parse(raw) if isinstance(raw, str) else raw
     if sel.kind == "ref":
         return snapshot.resolve_ref(tab, sel.value)
+    frames = frames_in_order(tab) if whole_page else frame_scope.search_frames(tab)
     if sel.kind in STRUCTURED or sel.kind == "find":
-        refs = structured_matches(tab, sel)
+        refs = structured_matches(tab, sel, frames)
         if not refs:
             raise NoSuchElement(f"{sel.describe()} matches no element in the page")
         pick = sel.which if sel.which is not None else 0
@@ -123,13 +126,13 @@ def resolve(tab: Tab, raw: str | Selector) -> Element:
     which = sel.which if sel.which is not None else 0
     if which == -1:
         # The last match overall: the last frame (in document order) that has any.
-        for frame in reversed(frames_in_order(tab)):
+        for frame in reversed(frames):
             count, obj = _dom_pick(tab, frame, sel, -1)
             if obj:
                 return Element(obj["objectId"], frame.frame_id, frame.session_id, frame.world_ctx or 0)
         raise NoSuchElement(f"{sel.describe()} matches no element in the page")
     seen = 0
-    for frame in frames_in_order(tab):
+    for frame in frames:
         count, obj = _dom_pick(tab, frame, sel, which - seen)
         if obj:
             return Element(obj["objectId"], frame.frame_id, frame.session_id, frame.world_ctx or 0)
@@ -148,10 +151,11 @@ def count(tab: Tab, raw: str) -> int:
             return 1
         except (StaleRef, UnknownRef, NoSuchElement):
             return 0
+    frames = frame_scope.search_frames(tab)
     if sel.kind in STRUCTURED or sel.kind == "find":
-        n = len(structured_matches(tab, sel))
+        n = len(structured_matches(tab, sel, frames))
     else:
-        n = sum(_count_in(tab, f, sel) for f in frames_in_order(tab))
+        n = sum(_count_in(tab, f, sel) for f in frames)
     if sel.which is not None:
         return 1 if (-n <= sel.which < n) else 0
     return n
@@ -167,13 +171,16 @@ def _count_in(tab: Tab, frame: Frame, sel: Selector) -> int:
         return 0
 
 
-def structured_matches(tab: Tab, sel: Selector) -> list[str]:
-    """Refs of the snapshot nodes a structured selector accepts, in document order."""
+def structured_matches(tab: Tab, sel: Selector, frames: list[Frame] | None = None) -> list[str]:
+    """Refs of the snapshot nodes a structured selector accepts, in document order (only nodes of
+    ``frames`` when given)."""
+    nodes = snapshot.take(tab, filter="interactive" if sel.kind == "find" else "all", details=True)
+    if frames is not None:
+        where, inside = snapshot.refs_of(tab).frame_of, {f.frame_id for f in frames}
+        nodes = [n for n in nodes if where.get(n["ref"]) in inside]
     if sel.kind == "find":
-        nodes = snapshot.take(tab, filter="interactive", details=True)
         best = match(nodes, sel.value, top_k=1)
         return [best["matches"][0]["ref"]] if best["matches"] else []
-    nodes = snapshot.take(tab, filter="all", details=True)
     want = sel.value.strip()
     if sel.kind == "role":
         role, name = role_and_name(want)

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from . import formats, selectors, snapshot
+from . import formats, frame_scope, selectors, snapshot
 from .errors import BadCursor
 from .navigation import page_info
 from .tab import Tab
@@ -35,10 +35,11 @@ def build(tab: Tab, *, filter: str = "all", format: str = "json", selector: str 
     one; otherwise the nodes after the ref ``after``, cut to ``max_tokens`` (0: no cut) with a
     cursor to the next page. Raises BadCursor when ``after`` is not a ref of the snapshot.
     """
-    root = selectors.resolve(tab, selector) if selector else None
+    # A frame scope (POST /frame) roots the snapshot at that frame's document, as a selector would.
+    root = selectors.resolve(tab, selector) if selector else frame_scope.scoped_root(tab)
     nodes = snapshot.take(tab, filter=filter, details=(format in ("json", "yaml")), max_depth=depth, root=root)
     info = page_info(tab)
-    previous = remember(tab, caller, filter, nodes) if not selector else None
+    previous = remember(tab, caller, filter, nodes) if root is None else None
     doc: dict[str, Any] = {"url": info["url"], "title": info["title"]}
     if diff and previous is not None:
         changes = formats.diff(previous, nodes)

@@ -38,6 +38,10 @@ class Step:
     dialog_text: str = ""
     humanize: bool = False  # Bezier mouse paths and a person's typing rhythm (human/)
     fast: bool = False  # the quicker typing rhythm, with humanize
+    mode: str = ""  # click delivery: "" input events, "dom" el.click(), "dispatch" synthetic events
+
+
+CLICK_MODES = ("", "dom", "dispatch")
 
 
 @dataclass(frozen=True)
@@ -53,8 +57,13 @@ def _as_dblclick(res: dict[str, Any]) -> dict[str, Any]:
     return {"doubleclicked": True, **{key: v for key, v in res.items() if key != "clicked"}}
 
 
+def _click(tab: Tab, step: Step) -> dict[str, Any]:
+    return actions.click(tab, step.target, button=step.button, modifiers=step.modifiers, mode=step.mode)
+
+
 def _dblclick(tab: Tab, step: Step) -> dict[str, Any]:
-    return _as_dblclick(actions.click(tab, step.target, count=2, button=step.button, modifiers=step.modifiers))
+    return _as_dblclick(actions.click(tab, step.target, count=2, button=step.button, modifiers=step.modifiers,
+                                      mode=step.mode))
 
 
 def _check(want: bool) -> Callable[[Tab, Step], dict[str, Any]]:
@@ -63,8 +72,7 @@ def _check(want: bool) -> Callable[[Tab, Step], dict[str, Any]]:
 
 # Insertion order is the order the API lists the kinds in.
 ACTION_KINDS: dict[str, ActionKind] = {
-    "click": ActionKind(lambda tab, s: actions.click(tab, s.target, button=s.button, modifiers=s.modifiers),
-                        ("target-or-point",), humanizable=True),
+    "click": ActionKind(_click, ("target-or-point",), humanizable=True),
     "dblclick": ActionKind(_dblclick, ("target-or-point",), humanizable=True),
     "type": ActionKind(lambda tab, s: actions.type_into(tab, s.target, s.text), ("text",), humanizable=True),
     "fill": ActionKind(lambda tab, s: actions.fill(tab, s.target, s.text), ("text", "target")),
@@ -132,7 +140,7 @@ def run_kind(tab: Tab, step: Step) -> dict[str, Any]:
     spec = ACTION_KINDS.get(step.kind)
     if spec is None:
         raise ActionError(f"unknown action kind: {step.kind}")
-    if step.humanize and step.kind in HUMANIZED:
+    if step.humanize and step.kind in HUMANIZED and not step.mode:
         return run_humanized(tab, step)
     return spec.handler(tab, step)
 
@@ -153,6 +161,21 @@ def run_humanized(tab: Tab, step: Step) -> dict[str, Any]:
     return {"typed": True, "len": len(step.text), "human": True}
 
 
+WINDOW_OPENED = "windowOpened"  # in a step's result: the page opened a window (a tab) meanwhile
+
+
+def _window_opens(tab: Tab) -> int:
+    """How many windows the tab's pages have opened (window.open, target=_blank, ...) since we watch."""
+    if "window_opens" not in tab.state:
+        tab.state["window_opens"] = 0
+
+        def opened(_session: str, _p: dict[str, Any]) -> None:
+            tab.state["window_opens"] += 1
+
+        tab.on("Page.windowOpen", opened)
+    return tab.state["window_opens"]
+
+
 def perform(tab: Tab, step: Step, *, guard: bool = True, wait_nav_s: float = 1.0,
             navigate_timeout_s: float = 30.0) -> dict[str, Any]:
     """Run a step with its guards: dialog handling, waitNav, and the navigation guard.
@@ -162,6 +185,7 @@ def perform(tab: Tab, step: Step, *, guard: bool = True, wait_nav_s: float = 1.0
     waits (bounded) for the new page.
     """
     epoch, loads = tab.document_epoch, tab.loads_started
+    opens = _window_opens(tab)
     if step.dialog_action:
         tab.dialog_plan = (step.dialog_action == "accept", step.dialog_text)
     try:
@@ -180,6 +204,8 @@ def perform(tab: Tab, step: Step, *, guard: bool = True, wait_nav_s: float = 1.0
             pass  # the old document went away under us (a navigation, seen below) or did not answer
         except DialogBlocking:
             pass  # a dialog the step opened late stays open, and blocks the next call, until POST /dialog
+    if _window_opens(tab) != opens:
+        result[WINDOW_OPENED] = True  # the caller learns which tab from the browser (it may come later)
     navigated = tab.document_epoch != epoch or tab.loads_started != loads
     if step.wait_nav:
         if not navigated:

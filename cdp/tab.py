@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import Abandoned, CDPTimeout, DialogBlocking, InputUnresponsive, TargetClosed, TargetCrashed
+from .intercept import Interceptor
+from .network import NetworkLog, NetworkOptions
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -58,6 +60,25 @@ class Frame:
     loader_id: str = ""
     world_ctx: int | None = None  # our isolated world in the frame's current document
     lifecycle: set[str] = field(default_factory=set)  # lifecycle events seen for loader_id
+    # Documents replaced by the next one (a page's location.replace while it loads): old loader ->
+    # new, so a wait for a document follows it to the one that took its place. The last few only.
+    replaced_by: dict[str, str] = field(default_factory=dict)
+
+    def new_document(self, loader_id: str) -> None:
+        if self.loader_id:
+            self.replaced_by[self.loader_id] = loader_id
+            while len(self.replaced_by) > 8:
+                del self.replaced_by[next(iter(self.replaced_by))]
+        self.loader_id = loader_id
+        self.lifecycle = set()
+
+    def successor(self, loader_id: str) -> str:
+        """The document that now stands where ``loader_id`` was (itself if not replaced)."""
+        for _ in range(len(self.replaced_by)):
+            if loader_id not in self.replaced_by:
+                break
+            loader_id = self.replaced_by[loader_id]
+        return loader_id
 
 
 @dataclass
@@ -168,7 +189,8 @@ class Tab:
 
     def __init__(self, conn: Connection, target_id: str, session_id: str, *, world: str,
                  world_script: str = "",
-                 extra_setup: Callable[[bool], list[tuple[str, dict[str, Any]]]] | None = None) -> None:
+                 extra_setup: Callable[[bool], list[tuple[str, dict[str, Any]]]] | None = None,
+                 network: NetworkOptions | None = None) -> None:
         self.conn = conn
         self.world_script = world_script
         self.extra_setup = extra_setup  # more per-session commands (stealth); its flag: an iframe's session
@@ -202,8 +224,12 @@ class Tab:
         self._on_close: list[Callable[[Exception], None]] = []  # told once, when the tab closes or crashes
         self._job_deadline: float | None = None
         self._job: _Job | None = None  # the job the worker runs now
+        # Shared by a browser's tabs: how many run a job at once (instanceDefaults.maxParallelTabs).
+        self.gate: threading.Semaphore | None = None
         self._thread = threading.Thread(target=self._work_loop, name=f"tab:{target_id[:8]}", daemon=True)
         self._install_handlers()
+        self.network = NetworkLog(self, network or NetworkOptions())  # capture from the tab's first request
+        self.intercept = Interceptor(self)  # the tab's one Fetch path: route rules and resource blocking
         self._thread.start()
 
     # --- from the reader thread: queue only ------------------------------------------------
@@ -238,6 +264,11 @@ class Tab:
     @property
     def closed(self) -> Exception | None:
         return self._closed
+
+    @property
+    def busy(self) -> bool:
+        """Whether a job runs or waits on this tab."""
+        return self._job is not None or bool(self._jobs)
 
     def run(self, fn: Callable[[], Any], timeout_s: float) -> Any:
         """Run ``fn`` on this tab's worker, after the jobs before it; wait at most ``timeout_s``.
@@ -433,6 +464,11 @@ class Tab:
                 log.debug("tab %s: skipped a job nobody waits for", self.id)
                 job.finish(error=Abandoned("nobody waits for this job any more"))
                 continue
+            gate = self.gate
+            if gate is not None and not gate.acquire(timeout=max(job.deadline - time.monotonic(), 0.0)):
+                job.finish(error=CDPTimeout(f"tab {self.id} waited for a free slot past its deadline: "
+                                            "other tabs were busy (instanceDefaults.maxParallelTabs)"))
+                continue
             self._job_deadline, self._job = job.deadline, job
             try:
                 value = job.fn()
@@ -442,6 +478,9 @@ class Tab:
             else:
                 self._job_deadline, self._job = None, None
                 job.finish(value)
+            finally:
+                if gate is not None:
+                    gate.release()
         # Closed: fail whatever is still queued, at once (run() refuses new jobs from now on).
         while self._jobs:
             self._jobs.popleft().finish(error=self._closed or TargetClosed("tab closed"))
@@ -460,6 +499,8 @@ class Tab:
             ("Page.addScriptToEvaluateOnNewDocument",
              {"source": self.world_script, "worldName": self.world, "runImmediately": True}),
             ("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True}),
+            *NetworkLog.setup_commands(),
+            *(self.intercept.setup_commands() if frame else ()),
             *(self.extra_setup(frame) if self.extra_setup else ()),
         ]
 
@@ -512,8 +553,7 @@ class Tab:
         fr.url = info.get("url", "") + info.get("urlFragment", "")
         fr.name = info.get("name", "")
         if info.get("loaderId") != fr.loader_id:
-            fr.loader_id = info.get("loaderId", "")
-            fr.lifecycle = set()
+            fr.new_document(info.get("loaderId", ""))
         if fr.parent_id is None and session_id == self.session_id:
             self.main_frame_id = fr.frame_id
             self.url = fr.url
@@ -536,8 +576,7 @@ class Tab:
     def _on_lifecycle(self, session_id: str, p: dict[str, Any]) -> None:
         fr = self.frame(p["frameId"], session_id)
         if p.get("loaderId") and p["loaderId"] != fr.loader_id:  # a new document is loading
-            fr.loader_id = p["loaderId"]
-            fr.lifecycle = set()
+            fr.new_document(p["loaderId"])
         fr.lifecycle.add(p.get("name", ""))
 
     def _on_started_navigating(self, session_id: str, p: dict[str, Any]) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import selectors
 from .errors import CDPError
@@ -56,8 +57,12 @@ _VISIBLE = """(kind, value) => globalThis.__pinchtab.matches(kind, value).some((
 })"""
 
 
-def condition(tab: Tab, mode: str, value: Any, *, state: str = "visible") -> Callable[[], bool]:
-    """The check for one wait mode (selector, text, notText, url, load, fn)."""
+def condition(tab: Tab, mode: str, value: Any, *, state: str = "visible", idle_ms: int = 500) -> Callable[[], bool]:
+    """The check for one wait mode (selector, text, notText, url, load, fn).
+
+    ``load``: ``ready-state`` (the document loaded), ``content-loaded`` (parsed, or loaded), or
+    ``network-idle``: no request of the tab in flight for ``idle_ms`` (its network capture counts).
+    """
     main = lambda: tab.frames.get(tab.main_frame_id or "")  # noqa: E731 (the main frame may change)
     if mode == "selector":
         sel = selectors.parse(value)
@@ -79,9 +84,9 @@ def condition(tab: Tab, mode: str, value: Any, *, state: str = "visible") -> Cal
     if mode == "url":
         return lambda: glob_match(value, tab.url)
     if mode == "load":
-        want = {"ready-state": "load", "load": "load", "content-loaded": "DOMContentLoaded",
-                "domcontentloaded": "DOMContentLoaded", "network-idle": "networkIdle",
-                "networkidle": "networkIdle"}[value]
+        if value in ("network-idle", "networkidle"):
+            return lambda: tab.network.idle_for() * 1000 >= idle_ms
+        want = {"ready-state": "load", "content-loaded": "DOMContentLoaded"}[value]
 
         def loaded() -> bool:
             f = main()

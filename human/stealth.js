@@ -1,7 +1,8 @@
 /*
  * Stealth patches for the page's main world, injected before any page script of every document
  * (Page.addScriptToEvaluateOnNewDocument). human/stealth.py appends the configuration: the level
- * (light, medium, full), a per-process token, languages, screen size, brands and WebGL strings.
+ * (light, medium, full), a per-process token and noise seed, languages, screen size, brands and
+ * WebGL strings.
  *
  * Principles:
  * - Patch what a headless browser gets wrong, not what it already gets right: most light patches
@@ -180,8 +181,9 @@
         };
       });
     }
-    // Chrome exposes chrome.runtime to secure pages (for messaging installed extensions).
-    if ((!chrome.runtime && win.isSecureContext) || need) {
+    // Pages check chrome.runtime to tell a desktop Chrome from an automated one: provided on every
+    // page (the original's light level does the same).
+    if (!chrome.runtime || need) {
       const noId = (fn) => 'Error in invocation of runtime.' + fn + ': chrome.runtime.' + fn.split('(')[0] +
         '() called from a webpage must specify an Extension ID (string) for its first argument.';
       const event = () => ({addListener: fake('addListener', () => undefined),
@@ -337,6 +339,51 @@
     }
   }
 
+  // Automation drivers leave globals behind (chromedriver's cdc_ arrays, Selenium's hooks).
+  function removeMarkers(win) {
+    for (const name of Object.getOwnPropertyNames(win)) {
+      if (/^\$?cdc_|^__(?:webdriver|selenium|driver|fxdriver)/.test(name)) attempt(() => { delete win[name]; });
+    }
+  }
+
+  // navigator.connection: desktop Chrome reports downlinkMax (and type) with the launch flag we
+  // pass; a browser started without it (attached) gets the same answers here. A zero rtt is a
+  // headless tell.
+  function patchConnection(win) {
+    const NI = win.NetworkInformation && win.NetworkInformation.prototype;
+    const conn = win.navigator.connection;
+    if (!NI || !conn) return;
+    if (!('downlinkMax' in conn) || force.has('connection')) {
+      defineProperty(NI, 'downlinkMax', {get: fakeGetter('downlinkMax', () => Infinity), enumerable: true,
+                                         configurable: true});
+    }
+    if (!('type' in conn) || force.has('connection')) {
+      defineProperty(NI, 'type', {get: fakeGetter('type', () => 'ethernet'), enumerable: true, configurable: true});
+    }
+    if (conn.rtt === 0 || force.has('connection')) {
+      patchGetter(NI, 'rtt', (get, self) => rApply(get, self, []) || 50);
+    }
+  }
+
+  // navigator.getBattery: a desktop on mains power (what Chrome itself answers without a battery),
+  // where the browser offers none (pages that are not secure contexts, attached browsers).
+  function patchBattery(win) {
+    const N = win.Navigator.prototype;
+    if (typeof win.navigator.getBattery === 'function' && !force.has('battery')) return;
+    const proto = Object.create(win.EventTarget.prototype);
+    const values = {charging: true, chargingTime: 0, dischargingTime: Infinity, level: 1};
+    for (const key of Object.keys(values)) {
+      defineProperty(proto, key, {get: fakeGetter(key, () => values[key]), enumerable: true, configurable: true});
+    }
+    for (const key of ['onchargingchange', 'onchargingtimechange', 'ondischargingtimechange', 'onlevelchange']) {
+      defineProperty(proto, key, {value: null, writable: true, enumerable: true, configurable: true});
+    }
+    defineProperty(proto, Symbol.toStringTag, {value: 'BatteryManager', configurable: true});
+    const manager = Object.create(proto);
+    defineProperty(N, 'getBattery', {value: fake('getBattery', () => win.Promise.resolve(manager)), writable: true,
+                                     enumerable: true, configurable: true});
+  }
+
   // --- medium --------------------------------------------------------------------------------
   function patchUserAgentData(win) {
     const nav = win.navigator;
@@ -427,6 +474,101 @@
     }
   }
 
+  // Canvas and audio fingerprints: a small noise, the same for every read in this browser session
+  // (a value that changes between two reads is a tell of its own) and different in the next one.
+  const SEED = (cfg.seed >>> 0) || 42;
+  function mix(i) {
+    let h = (SEED ^ Math.imul(i, 0x9E3779B1)) >>> 0;
+    h = Math.imul(h ^ (h >>> 16), 0x85EBCA6B);
+    h = Math.imul(h ^ (h >>> 13), 0xC2B2AE35);
+    return (h ^ (h >>> 16)) >>> 0;
+  }
+
+  // One pixel in sixteen (by its place on the canvas) gets the low bit of one colour flipped;
+  // transparent pixels are left alone.
+  function noisePixels(data, x0, y0, width, canvasWidth) {
+    for (let p = 0, n = data.length; p < n; p += 4) {
+      if (data[p + 3] === 0) continue;
+      const k = p >>> 2;
+      const h = mix((y0 + ((k / width) | 0)) * canvasWidth + x0 + (k % width));
+      if ((h & 15) !== 0) continue;
+      const c = p + ((h >>> 4) % 3);
+      data[c] = data[c] ^ 1;
+    }
+  }
+
+  function patchCanvas(win) {
+    const C = win.HTMLCanvasElement && win.HTMLCanvasElement.prototype;
+    const C2D = win.CanvasRenderingContext2D && win.CanvasRenderingContext2D.prototype;
+    if (!C || !C2D) return;
+    const kinds = new WeakMap(); // canvas -> its context type: only 2d drawings are noised
+    const nativeGetImageData = C2D.getImageData;
+    const nativePut = C2D.putImageData;
+    const nativeDraw = C2D.drawImage;
+    const nativeGetContext = C.getContext;
+    const createElement = win.Document.prototype.createElement;
+    patchMethod(C, 'getContext', (native, self, args) => {
+      const ctx = rApply(native, self, args);
+      if (ctx && !rApply(wmHas, kinds, [self])) rApply(wmSet, kinds, [self, String(args[0])]);
+      return ctx;
+    });
+    patchMethod(C2D, 'getImageData', (native, self, args) => {
+      const img = rApply(native, self, args);
+      const canvas = self.canvas;
+      if (img && canvas) noisePixels(img.data, args[0] | 0, args[1] | 0, img.width, canvas.width);
+      return img;
+    });
+    // The export of a noised copy, so the canvas itself is never changed.
+    const noisedCopy = (canvas) => {
+      if (rApply(wmGet, kinds, [canvas]) !== '2d' || !canvas.width || !canvas.height) return null;
+      const copy = rApply(createElement, win.document, ['canvas']);
+      copy.width = canvas.width;
+      copy.height = canvas.height;
+      const ctx = rApply(nativeGetContext, copy, ['2d']);
+      rApply(nativeDraw, ctx, [canvas, 0, 0]);
+      const img = rApply(nativeGetImageData, ctx, [0, 0, copy.width, copy.height]);
+      noisePixels(img.data, 0, 0, copy.width, copy.width);
+      rApply(nativePut, ctx, [img, 0, 0]);
+      return copy;
+    };
+    for (const name of ['toDataURL', 'toBlob']) {
+      patchMethod(C, name, (native, self, args) => {
+        let copy = null;
+        try { copy = noisedCopy(self); } catch (_) { /* a tainted canvas: the native call throws as it should */ }
+        return rApply(native, copy || self, args);
+      });
+    }
+  }
+
+  function patchAudio(win) {
+    const AB = win.AudioBuffer && win.AudioBuffer.prototype;
+    if (!AB) return;
+    const noised = new WeakSet();
+    const wsHas = WeakSet.prototype.has;
+    const wsAdd = WeakSet.prototype.add;
+    patchMethod(AB, 'getChannelData', (native, self, args) => {
+      const data = rApply(native, self, args);
+      if (data && !rApply(wsHas, noised, [data])) {
+        rApply(wsAdd, noised, [data]);
+        for (let i = 0, n = data.length; i < n; i += 97) data[i] += ((mix(i) / 4294967296) - 0.5) * 2e-7;
+      }
+      return data;
+    });
+    // copyFromChannel reads the same samples: noised first, through getChannelData.
+    const noisedGet = AB.getChannelData;
+    patchMethod(AB, 'copyFromChannel', (native, self, args) => {
+      rApply(noisedGet, self, [args[1] | 0]);
+      return rApply(native, self, args);
+    });
+    const AN = win.AnalyserNode && win.AnalyserNode.prototype;
+    patchMethod(AN, 'getFloatFrequencyData', (native, self, args) => {
+      const out = rApply(native, self, args);
+      const arr = args[0];
+      if (arr && arr.length) for (let i = 0; i < arr.length; i += 7) arr[i] += ((mix(i) / 4294967296) - 0.5) * 1e-4;
+      return out;
+    });
+  }
+
   // --- per window ----------------------------------------------------------------------------
   function install(win) {
     let toString;
@@ -439,12 +581,19 @@
     attempt(() => patchLanguages(win));
     attempt(() => patchPermissions(win));
     attempt(() => patchWindowSize(win));
+    attempt(() => removeMarkers(win));
+    attempt(() => patchConnection(win));
+    attempt(() => patchBattery(win));
     if (rank >= 2) {
       attempt(() => patchUserAgentData(win));
       attempt(() => patchHardware(win));
       attempt(() => patchFrames(win));
     }
-    if (rank >= 3) attempt(() => patchWebGL(win));
+    if (rank >= 3) {
+      attempt(() => patchWebGL(win));
+      attempt(() => patchCanvas(win));
+      attempt(() => patchAudio(win));
+    }
   }
 
   attempt(() => install(window));

@@ -1,9 +1,10 @@
 """Stealth levels: launch flags, per-tab CDP commands and the injected script that hide automation.
 
 Levels: ``off`` (nothing), ``light`` (the default: the automation flag, a real user agent and
-the page-visible signals a headless browser gets wrong), ``medium`` (adds userAgentData,
-hardware figures and same-origin iframes reached later), ``full`` (adds WebGL vendor and
-renderer, and error stacks cleaned of the injected script).
+the page-visible signals a headless browser gets wrong: chrome.runtime, the battery and network
+information APIs, automation markers), ``medium`` (adds userAgentData, hardware figures and
+same-origin iframes reached later), ``full`` (adds WebGL vendor and renderer, error stacks cleaned
+of the injected script, and a per-session noise on canvas and audio fingerprints).
 
 Pure apart from reading the packaged script and ``browser_product`` (which runs the browser
 binary once to learn its version before launch).
@@ -11,8 +12,10 @@ binary once to learn its version before launch).
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import platform as _platform
+import random
 import re
 import secrets
 import subprocess
@@ -45,11 +48,35 @@ SETUP_METHODS = ("Emulation.setUserAgentOverride", "Emulation.setDeviceMetricsOv
 PATCHES = {
     "light": ("navigator.webdriver", "window.chrome", "navigator.plugins", "navigator.mimeTypes",
               "navigator.languages", "navigator.permissions.query", "window.outerWidth", "window.outerHeight",
-              "screen", "Function.prototype.toString"),
+              "screen", "Function.prototype.toString", "navigator.connection", "navigator.getBattery",
+              "window.cdc_*"),
     "medium": ("navigator.userAgentData", "navigator.hardwareConcurrency", "navigator.deviceMemory",
                "HTMLIFrameElement.contentWindow"),
-    "full": ("WebGLRenderingContext.getParameter", "Error.stack"),
+    "full": ("WebGLRenderingContext.getParameter", "Error.stack", "HTMLCanvasElement.toDataURL",
+             "CanvasRenderingContext2D.getImageData", "AudioBuffer.getChannelData"),
 }
+# The same patches in the original's vocabulary (GET /stealth/status ``patchIds``).
+PATCH_IDS = {
+    "light": ("marker-cleanup", "webdriver-native-baseline", "plugins", "languages", "platform", "downlink-max",
+              "permissions", "screen", "battery", "chrome-runtime", "chrome-app", "function-to-string"),
+    "medium": ("user-agent-data", "hardware", "iframe-isolation"),
+    "full": ("webgl", "error-stack", "canvas-noise", "audio-noise"),
+}
+# What each level gives a page, under the original's capability names (false: not done here).
+_CAPABILITY_LEVEL = {
+    "webdriverNotTrue": 1, "webdriverNativeStrategy": 1, "batteryAPIBaseline": 1, "pluginArray": 1,
+    "workerUserAgentConsistency": 1, "chromeRuntimeConnect": 1, "chromeRuntimeSendMessage": 1, "chromeApp": 1,
+    "functionToStringMasked": 1, "downlinkMax": 1, "userAgentData": 2, "iframeIsolation": 2,
+    "errorStackSanitized": 3, "webglSpoofing": 3, "canvasNoise": 3, "audioNoise": 3,
+    "workerHardwareConsistency": 0, "videoCodecs": 0, "maxTouchPoints": 0, "systemColorFix": 0,
+    "transparentPixelCanvasNoise": 0, "webrtcMitigation": 0,
+}
+# What a level above the default risks (the original's names): medium changes APIs pages can
+# check for consistency; full also changes what canvas, audio and WebGL draw.
+TRADEOFFS = ("api-realism-risk", "graphics-and-media-breakage-risk")
+DOWNLINK_MAX_FLAG = "--enable-network-information-downlink-max"
+# Per process, like TOKEN: the noise of canvas and audio reads differs between sessions.
+NOISE_SEED = int(TOKEN[:8], 16)
 
 
 def rank(level: str) -> int:
@@ -157,32 +184,63 @@ def browser_product(binary: str) -> str:
 # --- what the bridge wires in --------------------------------------------------------------------------
 def launch_flags(level: str, *, product: str = "", window: tuple[int, int] = DEFAULT_WINDOW,
                  platform: str = "Linux") -> list[str]:
-    """Chrome flags for ``level``: no automation flag, a desktop window, a user agent without
-    "Headless" (when ``product``, e.g. from ``browser_product``, tells the version).
+    """Chrome flags for ``level``: no automation flag, a desktop window, navigator.connection's
+    downlinkMax (desktop Chrome reports it), a user agent without "Headless" (when ``product``,
+    e.g. from ``browser_product``, tells the version).
 
     The per-tab override (``setup_commands``) sets the user agent of pages either way; the flag
     also covers what no tab setup reaches (service workers, pages opened before attaching).
     """
     if rank(level) == 0:
         return []
-    flags = ["--disable-blink-features=AutomationControlled", f"--window-size={window[0]},{window[1]}"]
+    flags = ["--disable-blink-features=AutomationControlled", f"--window-size={window[0]},{window[1]}",
+             DOWNLINK_MAX_FLAG]
     if product:
         flags.append(f"--user-agent={ua_for(product, platform)}")
     return flags
 
 
+# Figures a rotated persona draws from (POST /fingerprint/rotate): common desktop values, none of
+# them the defaults above, so that a rotation always shows.
+PERSONA_CORES = (4, 6, 12, 16)
+PERSONA_MEMORY = (2, 4)
+PERSONA_WEBGL = (  # Linux drivers, as the user agent says Linux
+    ("Google Inc. (NVIDIA Corporation)", "ANGLE (NVIDIA Corporation, NVIDIA GeForce GTX 1650/PCIe/SSE2, OpenGL 4.5.0)"),
+    ("Google Inc. (AMD)", "ANGLE (AMD, AMD Radeon RX 580 Series (radeonsi, polaris10, LLVM 15.0.7), OpenGL 4.6)"),
+    ("Google Inc. (Intel)", "ANGLE (Intel, Mesa Intel(R) Xe Graphics (TGL GT2), OpenGL 4.6)"),
+)
+
+
+def persona(seed: int | None = None) -> dict[str, Any]:
+    """The device a page sees (the script's figures and noise seed): the defaults without a seed,
+    else a choice made by ``seed``. Hardware figures show from medium, WebGL from full."""
+    if seed is None:
+        return {"seed": NOISE_SEED, "hardwareConcurrency": HARDWARE_CONCURRENCY, "deviceMemory": DEVICE_MEMORY,
+                "webglVendor": WEBGL_VENDOR, "webglRenderer": WEBGL_RENDERER}
+    rng = random.Random(seed)
+    vendor, renderer = rng.choice(PERSONA_WEBGL)
+    return {"seed": seed, "hardwareConcurrency": rng.choice(PERSONA_CORES),
+            "deviceMemory": rng.choice(PERSONA_MEMORY), "webglVendor": vendor, "webglRenderer": renderer}
+
+
 def script_config(level: str, version: str | Mapping[str, Any], *, window: tuple[int, int] = DEFAULT_WINDOW,
                   languages: Iterable[str] = LANGUAGES, platform: str = "Linux",
-                  force: Iterable[str] = ()) -> dict[str, Any]:
-    """The values the injected script uses (kept consistent with the user agent override)."""
+                  force: Iterable[str] = (), persona: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The values the injected script uses (kept consistent with the user agent override);
+    ``persona`` (see ``persona``) replaces the default device figures and noise seed."""
     meta = ua_metadata(version, platform)
+    return {**_script_values(level, meta, window, languages, platform, force), **(persona or {})}
+
+
+def _script_values(level: str, meta: Mapping[str, Any], window: tuple[int, int], languages: Iterable[str],
+                   platform: str, force: Iterable[str]) -> dict[str, Any]:
     return {
         "level": level, "token": TOKEN, "languages": list(languages), "screen": list(window),
         "brands": meta["brands"], "fullVersionList": meta["fullVersionList"], "platform": platform,
         "platformVersion": meta["platformVersion"], "architecture": meta["architecture"],
         "bitness": meta["bitness"], "uaFullVersion": meta["fullVersion"],
         "hardwareConcurrency": HARDWARE_CONCURRENCY, "deviceMemory": DEVICE_MEMORY,
-        "webglVendor": WEBGL_VENDOR, "webglRenderer": WEBGL_RENDERER, "force": list(force),
+        "webglVendor": WEBGL_VENDOR, "webglRenderer": WEBGL_RENDERER, "force": list(force), "seed": NOISE_SEED,
     }
 
 
@@ -201,7 +259,8 @@ def script_source(level: str, version: str | Mapping[str, Any], **config: Any) -
 
 def setup_commands(level: str, version: Mapping[str, Any], *, window: tuple[int, int] = DEFAULT_WINDOW,
                    languages: Iterable[str] = LANGUAGES, user_agent: str = "", platform: str = "Linux",
-                   force: Iterable[str] = (), frame: bool = False) -> list[tuple[str, dict[str, Any]]]:
+                   force: Iterable[str] = (), frame: bool = False,
+                   persona: Mapping[str, Any] | None = None) -> list[tuple[str, dict[str, Any]]]:
     """CDP commands for a session's setup at ``level`` (none at off).
 
     ``version``: Browser.getVersion's answer. ``user_agent``: a configured user agent to send
@@ -224,7 +283,8 @@ def setup_commands(level: str, version: Mapping[str, Any], *, window: tuple[int,
             "userAgentMetadata": ua_metadata(version, platform),
         }),
         ("Page.addScriptToEvaluateOnNewDocument", {
-            "source": script_source(level, version, window=window, languages=langs, platform=platform, force=force),
+            "source": script_source(level, version, window=window, languages=langs, platform=platform, force=force,
+                                    persona=persona),
             "runImmediately": True,
         }),
     ]
@@ -238,17 +298,47 @@ def setup_commands(level: str, version: Mapping[str, Any], *, window: tuple[int,
     return commands
 
 
+def capabilities(level: str) -> dict[str, bool]:
+    """What ``level`` gives a page, under the original's capability names."""
+    r = rank(level)
+    return {name: bool(at) and r >= at for name, at in _CAPABILITY_LEVEL.items()}
+
+
+def script_hash(level: str, version: str | Mapping[str, Any]) -> str:
+    """``sha256:<hex>`` of the script tabs get at ``level`` ("" at off): two bridges with the same
+    hash inject the same thing."""
+    source = script_source(level, version)
+    return "sha256:" + hashlib.sha256(source.encode()).hexdigest() if source else ""
+
+
 def status(level: str, version: Mapping[str, Any] | None = None, *, product: str = "",
-           window: tuple[int, int] = DEFAULT_WINDOW) -> dict[str, Any]:
-    """The answer of ``GET /stealth/status``."""
+           window: tuple[int, int] = DEFAULT_WINDOW, headless: bool = True, attached: bool = False) -> dict[str, Any]:
+    """The answer of ``GET /stealth/status``: the original's fields (level, scriptHash, patchIds,
+    flags and capabilities as booleans, ...) and ours (the launch flags, the patched APIs)."""
     r = rank(level)
     ua = ""
     if r and (version or product):
         ua = ua_for(version or product)
+    flags = launch_flags(level, product=product, window=window)
     return {
         "level": level,
         "levels": list(LEVELS),
-        "flags": launch_flags(level, product=product, window=window),
+        "headless": headless,
+        "launchMode": "attached" if attached else "allocator",
+        "scriptHash": script_hash(level, version or product or {}) if r else "",
+        "webdriverMode": "native_baseline" if r else "off",
+        "patchIds": [p for lv in LEVELS[1:r + 1] for p in PATCH_IDS[lv]],
+        "flags": {
+            "automationControlledDisabled": "--disable-blink-features=AutomationControlled" in flags,
+            "enableAutomationFalse": False,
+            "globalUserAgent": any(f.startswith("--user-agent=") for f in flags),
+            "headlessNew": headless,
+            "downlinkMaxFlag": DOWNLINK_MAX_FLAG in flags,
+        },
+        "capabilities": capabilities(level),
+        "tradeoffs": list(TRADEOFFS[:r - 1]) if r > 1 else [],
+        "tabOverrides": {"fingerprintRotateActive": False},
+        "launchFlags": flags,
         "patches": patches(level),
         "commands": list(SETUP_METHODS) if r else [],
         "userAgent": ua,

@@ -14,7 +14,7 @@ from ..config import Config, load_config
 from ..debug import init_debug
 from ..jsonprovider import JSONProvider
 from ..openapi import init_api
-from . import caller_gone
+from . import caller_gone, idpi_hooks, tab_policy
 from .browser_state import BrowserState, Caller
 
 
@@ -41,35 +41,55 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
     errors.register(app)  # after the Api: its HTTP error handler gives way to our one error shape
     auth.register(app, config.server.token)
     caller_gone.register(app)  # a request whose client left stops waiting for (and skips) its tab work
+    idpi_hooks.register(app, config)  # the prompt-injection policy's warnings on responses
 
     from .routes import (
         actions,
+        browser_admin,
+        capture,
+        clipboard,
         content,
         cookies,
         debug,
         dialogs,
+        emulation,
         evaluate,
+        frame,
+        handoff,
         inspect,
         locate,
+        locks,
         logs,
+        macro,
         meta,
         navigation,
+        network,
+        record,
+        screencast,
+        site,
+        sessions,
         snapshot,
         state as saved_state,
         stealth,
+        storage,
         tabs,
         transfer,
     )
 
-    for module in (tabs, navigation, snapshot, actions, content, evaluate, locate, meta, transfer, saved_state,
-                   inspect, logs, cookies, dialogs, stealth, debug):
+    for module in (tabs, navigation, snapshot, actions, content, capture, screencast, record, evaluate, locate, meta,
+                   transfer, saved_state, inspect, logs, cookies, dialogs, stealth, debug, site, locks, handoff, macro,
+                   storage, clipboard, emulation, browser_admin, frame, network, sessions):
         api.register_blueprint(module.bp)
+    sessions.init_app(app)  # agent sessions: ``Authorization: Session <token>`` acts as one agent
+    site.register_counters(app)  # the request counters GET /metrics reports
     hub = init_debug(app, api, config, store=config.server.state_dir / "debug" / "sessions.json")
     app.extensions.setdefault("pinchtab.on_shutdown", []).append(hub.close_all)
+    screencast.init_screencast(app)  # its WebSocket, beside the JSON routes
 
     @app.before_request
     def identify() -> None:
-        g.caller = Caller(agent=request.headers.get("X-Agent-Id") or None)
+        # An agent session (``Authorization: Session``) is its own agent, whatever X-Agent-Id says.
+        g.caller = Caller(agent=g.get("session_agent") or request.headers.get("X-Agent-Id") or None)
 
     @app.after_request
     def annotate(resp: Response) -> Response:
@@ -88,6 +108,7 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
         return resp
 
     activity.register(app, config)
+    tab_policy.register(app, state)  # tabPolicy.lifecycle: close_idle
     if start_browser:
         state.lock_profile(owner=f"bridge:{config.server.port}:{os.getpid()}")
         state.start(background=True)

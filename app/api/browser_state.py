@@ -16,10 +16,13 @@ from typing import Any
 
 from cdp.browser import Browser
 from cdp.errors import BrowserGone, CDPError, CDPTimeout, LaunchError, TargetClosed
+from cdp.network import NetworkOptions
 from cdp.tab import Tab
 
 from ..config import Config
 from ..errors import Conflict, NotFound, Unavailable
+from . import tab_policy
+from .tab_guards import TabGuards
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +44,12 @@ class Caller:
         return self.agent or ""
 
 
+def network_options(c: Config) -> NetworkOptions:
+    """How tabs capture their requests (``server.networkBufferSize`` and the body settings)."""
+    return NetworkOptions(buffer_size=c.server.network_buffer_size, retain_bodies=c.server.retain_network_bodies,
+                          body_max_bytes=c.server.retain_network_body_max_bytes)
+
+
 class BrowserState:
     """Owns the browser and the current-tab bookkeeping of one bridge process."""
 
@@ -55,6 +64,7 @@ class BrowserState:
         self.restarts = 0
         self.current: str | None = None  # the anonymous callers' current tab
         self.agent_tabs: dict[str, str] = {}  # X-Agent-Id -> that agent's current tab
+        self.guards = TabGuards()  # tab leases and handoffs
         self._stopped = False
 
     def _default_browser(self) -> Browser:
@@ -63,7 +73,10 @@ class BrowserState:
         return Browser(binary=c.browser.binary, headless=c.instance_defaults.headless,
                        cdp_url=c.browser.cdp_url, extra_flags=tuple(c.browser.extra_flags),
                        user_data_dir=data_dir, stealth_level=c.instance_defaults.stealth_level,
-                       user_agent=c.instance_defaults.user_agent)
+                       user_agent=c.instance_defaults.user_agent,
+                       extensions=tuple(str(p) for p in c.browser.extension_paths),
+                       timezone=c.instance_defaults.timezone,
+                       dialog_auto_accept=c.instance_defaults.dialog_auto_accept)
 
     def lock_profile(self, owner: str) -> None:
         """Use (and lock, for this process's life) the configured profile, creating it if new.
@@ -89,14 +102,20 @@ class BrowserState:
     def start(self, background: bool = True) -> None:
         """Start the browser now (in a thread when ``background``), not on the first request."""
         if background:
-            threading.Thread(target=self._launch, name="browser-start", daemon=True).start()
+            threading.Thread(target=self._first_launch, name="browser-start", daemon=True).start()
         else:
-            self._launch()
+            self._first_launch()
+
+    def _first_launch(self) -> None:
+        self._launch()
+        with self._lock:
+            tab_policy.reopen(self.browser, tab_policy.saved_urls(self.config))
 
     def _launch(self) -> None:
         with self._lock:
             self._ready.clear()
             browser = self._factory()
+            browser.configure_network(network_options(self.config))
             try:
                 if not browser.alive():  # a factory may hand over a browser that already runs
                     browser.start()
@@ -105,6 +124,7 @@ class BrowserState:
                 self.start_error = exc
                 self.browser = None
             else:
+                browser.limit_parallel(tab_policy.parallel_limit(self.config))
                 self.browser = browser
                 self.start_error = None
             finally:
@@ -114,6 +134,7 @@ class BrowserState:
         with self._lock:
             self._stopped = True
             if self.browser is not None:
+                tab_policy.save_for_restore(self.config, self.browser)
                 self.browser.stop()  # Browser.close first: the profile's cookies reach the disk
                 self.browser = None
             if self.profile_lock is not None:
@@ -143,6 +164,7 @@ class BrowserState:
             if self._stopped:
                 raise Unavailable("the bridge is shutting down", code="browser_draining")
             had_browser = b is not None
+            urls = tab_policy.urls_to_restore(self.config, b)
             if b is not None:
                 log.warning("browser is gone; restarting it")
                 try:
@@ -151,14 +173,42 @@ class BrowserState:
                     pass
             self.current = None
             self.agent_tabs.clear()
+            self.guards.clear()
             self._launch()
             if self.browser is None:
                 raise Unavailable(f"the browser could not be started: {self.start_error}",
                                   code="browser_launch_failed")
+            tab_policy.reopen(self.browser, urls)
             if had_browser:
                 self.restarts += 1
                 if caller is not None:
                     caller.browser_restarted = True
+            return self.browser
+
+    def restart(self) -> Browser:
+        """Stop the browser and start a fresh one (``POST /browser/restart``): every tab is gone.
+
+        The profile stays locked to this process throughout. Raises Unavailable when the new
+        browser does not start.
+        """
+        with self._lock:
+            if self._stopped:
+                raise Unavailable("the bridge is shutting down", code="browser_draining")
+            b, self.browser = self.browser, None
+            urls = tab_policy.urls_to_restore(self.config, b)
+            if b is not None:
+                try:
+                    b.stop()
+                except (CDPError, CDPTimeout, BrowserGone, OSError):  # going anyway: a half-dead one too
+                    pass
+            self.current = None
+            self.agent_tabs.clear()
+            self.guards.clear()
+            self._launch()
+            if self.browser is None:
+                raise Unavailable(f"the browser could not be started: {self.start_error}",
+                                  code="browser_launch_failed")
+            tab_policy.reopen(self.browser, urls)
             return self.browser
 
     # --- tabs ------------------------------------------------------------------------------------
@@ -226,26 +276,18 @@ class BrowserState:
         return self.mark(b.new_tab(), caller)
 
     def _evict(self, b: Browser) -> None:
-        """Keep at most ``instanceDefaults.maxTabs`` tabs: close the least recently used.
+        """Make room for one more tab under ``instanceDefaults.maxTabs`` (``tabEvictionPolicy``).
 
         In extension mode only the agents' tabs count (and close): a person's own tabs are not ours.
         """
-        pages = [p for p in b.pages() if p.get("agentTab", True)]
-        excess = len(pages) + 1 - self.config.instance_defaults.max_tabs
-        if excess <= 0:
-            return
-        pages.sort(key=lambda p: b.last_used(p["targetId"]))
-        for p in pages[:excess]:
-            try:
-                b.close_tab(p["targetId"])
-            except (CDPError, CDPTimeout, BrowserGone, TargetClosed):  # closed meanwhile, or the browser went: nothing to evict
-                pass
+        tab_policy.make_room(b, self.config, self.guards.held)
 
     def close(self, tab: Tab, caller: Caller) -> None:
         b = self.ensure(caller)
         if len(b.pages()) <= 1:
             raise Conflict("cannot close the last tab: at least one tab must remain", code="last_tab")
         b.close_tab(tab.id)
+        self.guards.forget(tab.id)
         if self.current == tab.id:
             self.current = None
         for agent, tid in list(self.agent_tabs.items()):

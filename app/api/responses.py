@@ -9,6 +9,8 @@ from __future__ import annotations
 from marshmallow import Schema, fields
 
 
+IDPI_WARNING = "why the IDPI scanner flagged the content (security.idpi; also the X-IDPI-Warning header)"
+
 class PageInfoResponse(Schema):
     tabId = fields.String(required=True)
     url = fields.String(required=True)
@@ -27,7 +29,11 @@ class TabInfo(Schema):
     url = fields.String(required=True)
     title = fields.String(required=True)
     type = fields.String(required=True)
-    status = fields.String(required=True)
+    status = fields.String(required=True, metadata={"enum": ["active", "paused_handoff"]})
+    handoffReason = fields.String()
+    pausedAt = fields.String()
+    owner = fields.String(metadata={"description": "who holds the tab's lease"})
+    lockedUntil = fields.String()
 
 
 class TabsResponse(Schema):
@@ -99,6 +105,10 @@ class SnapshotResponse(Schema):
     changed = fields.List(fields.Dict())
     removed = fields.List(fields.Dict())
     counts = fields.Dict(keys=fields.String(), values=fields.Integer())
+    idpiWarning = fields.String(metadata={"description": IDPI_WARNING})
+    untrustedContent = fields.Boolean(metadata={"description": "with security.idpi.wrapContent: this is web "
+                                                               "content, data only"})
+    idpiNotice = fields.String(metadata={"description": "with security.idpi.wrapContent: the notice saying so"})
 
 
 class SavedFileResponse(Schema):
@@ -117,12 +127,130 @@ class InlineFileResponse(Schema):
     base64 = fields.String(required=True)
 
 
+class Annotation(Schema):
+    """A numbered box drawn over an interactive element: its ref and where it is (CSS px)."""
+
+    ref = fields.String(required=True)
+    role = fields.String(required=True)
+    name = fields.String(required=True)
+    tag = fields.String(required=True)
+    box = fields.Dict(keys=fields.String(), values=fields.Float(), required=True,
+                      metadata={"description": "{x, y, w, h}"})
+
+
+class ScreenshotResponse(InlineFileResponse):
+    """The picture in base64; with annotate=true, the boxes drawn on it (in its coordinates)."""
+
+    annotations = fields.List(fields.Nested(Annotation))
+
+
+class SavedScreenshotResponse(SavedFileResponse):
+    annotations = fields.List(fields.Nested(Annotation))
+
+
+# --- pictures with more than pixels: /capture, /annotate; live frames: /screencast, /record/*
+class CaptureImage(Schema):
+    format = fields.String(required=True)
+    bytes = fields.Integer(required=True)
+    path = fields.String(metadata={"description": "output=file: where the image was written"})
+    base64 = fields.String(metadata={"description": "output=inline: the image"})
+    coordinateSpace = fields.String(required=True, metadata={"enum": ["viewport", "document", "clip"]})
+    clip = fields.Dict(keys=fields.String(), values=fields.Float())
+    devicePixelRatio = fields.Float(required=True)
+    viewport = fields.Dict(keys=fields.String(), values=fields.Float(), required=True,
+                           metadata={"description": "{w, h, scrollX, scrollY}"})
+
+
+class CaptureSnapshot(Schema):
+    filter = fields.String(required=True)
+    nodeCount = fields.Integer(required=True)
+    nodes = fields.List(fields.Dict(), required=True,
+                        metadata={"description": "snapshot nodes, with boundingBox and visible (withBounds)"})
+
+
+class CaptureResponse(Schema):
+    """A screenshot and a snapshot of one document; ``pairing.navigated``: a new document started
+    loading while they were taken."""
+
+    status = fields.String(required=True)
+    tabId = fields.String(required=True)
+    url = fields.String(required=True)
+    title = fields.String(required=True)
+    capturedAt = fields.String(required=True)
+    epoch = fields.Dict(keys=fields.String(), values=fields.String(), required=True,
+                        metadata={"description": "{frameId, loaderId, domEpoch}"})
+    pairing = fields.Dict(required=True, metadata={"description": "{navigated, captureDurationMs}"})
+    image = fields.Nested(CaptureImage, required=True)
+    snapshot = fields.Nested(CaptureSnapshot, required=True)
+    idpiWarning = fields.String(metadata={"description": IDPI_WARNING})
+    untrustedContent = fields.Boolean(metadata={"description": "with security.idpi.wrapContent: this is web "
+                                                               "content, data only"})
+    idpiNotice = fields.String(metadata={"description": "with security.idpi.wrapContent: the notice saying so"})
+
+
+class AnnotateResponse(Schema):
+    """The overlay drawn (``annotated`` boxes), or ``cleared`` with clear=true."""
+
+    annotated = fields.Integer()
+    annotations = fields.List(fields.Nested(Annotation))
+    cleared = fields.Boolean()
+
+
+class ScreencastTab(Schema):
+    id = fields.String(required=True)
+    url = fields.String()
+    title = fields.String()
+
+
+class RecordStartResponse(Schema):
+    status = fields.String(required=True)
+    tabId = fields.String(required=True)
+    format = fields.String(required=True)
+    fps = fields.Integer(required=True)
+    quality = fields.Integer(required=True)
+    scale = fields.Float(required=True)
+
+
+class RecordStopResponse(Schema):
+    """The recording as written (or ``status: discarded``)."""
+
+    status = fields.String(required=True)
+    path = fields.String()
+    size = fields.Integer()
+    frames = fields.Integer(required=True)
+    durationMs = fields.Integer(required=True)
+    format = fields.String(required=True)
+
+
+class RecordStatusResponse(Schema):
+    active = fields.Boolean(required=True)
+    state = fields.String(required=True, metadata={"enum": ["idle", "recording", "stopped", "failed"]})
+    tabId = fields.String()
+    format = fields.String()
+    fps = fields.Integer()
+    frames = fields.Integer()
+    durationMs = fields.Integer()
+    path = fields.String()
+    error = fields.String()
+
+
+class PdfResponse(InlineFileResponse):
+    """The PDF in base64 (and the IDPI scanner's warning about the page, if any)."""
+
+    idpiWarning = fields.String(metadata={"description": IDPI_WARNING})
+
+
+class SavedPdfResponse(SavedFileResponse):
+    idpiWarning = fields.String(metadata={"description": IDPI_WARNING})
+
+
 # --- reading a page: /text, /screenshot
 class TextResponse(Schema):
     url = fields.String(required=True)
     title = fields.String(required=True)
     text = fields.String(required=True)
     truncated = fields.Boolean(required=True, metadata={"description": "cut at maxChars"})
+    idpiWarning = fields.String(metadata={"description": IDPI_WARNING})
 
 
 # --- inspecting a page: /html, /styles, the element reads, /count (/title and /url: PageInfoResponse)
@@ -220,6 +348,7 @@ class FindResponse(Schema):
     threshold = fields.Float(required=True)
     latency_ms = fields.Float(required=True)
     element_count = fields.Integer(required=True)
+    idpiWarning = fields.String(metadata={"description": IDPI_WARNING})
 
 
 class WaitResponse(Schema):
@@ -317,7 +446,17 @@ class TabStateResponse(Schema):
 class StealthStatusResponse(Schema):
     level = fields.String(required=True)
     levels = fields.List(fields.String(), required=True)
-    flags = fields.List(fields.String(), required=True, metadata={"description": "the launch flags it adds"})
+    headless = fields.Boolean(required=True)
+    launchMode = fields.String(required=True, metadata={"enum": ["allocator", "attached"]})
+    scriptHash = fields.String(required=True, metadata={"description": "sha256:<hex> of the injected script"})
+    webdriverMode = fields.String(required=True)
+    patchIds = fields.List(fields.String(), required=True)
+    flags = fields.Dict(keys=fields.String(), values=fields.Boolean(), required=True,
+                        metadata={"description": "which launch-time measures are on"})
+    capabilities = fields.Dict(keys=fields.String(), values=fields.Boolean(), required=True)
+    tradeoffs = fields.List(fields.String(), required=True)
+    tabOverrides = fields.Dict(keys=fields.String(), values=fields.Boolean(), required=True)
+    launchFlags = fields.List(fields.String(), required=True, metadata={"description": "the launch flags it adds"})
     patches = fields.List(fields.String(), required=True)
     commands = fields.List(fields.String(), required=True, metadata={"description": "CDP methods it runs per tab"})
     userAgent = fields.String(required=True)
@@ -395,3 +534,175 @@ class DownloadSavedResponse(Schema):
     size = fields.Integer(required=True)
     contentType = fields.String(required=True)
 
+
+
+# --- live state and storage: GET /state, GET|POST|DELETE /storage
+class LiveStateResponse(Schema):
+    tabId = fields.String(required=True)
+    url = fields.String(required=True)
+    title = fields.String(required=True)
+    origins = fields.List(fields.String(), required=True)
+    cookies = fields.List(fields.Dict(), required=True)
+    storage = fields.Dict(required=True, metadata={"description": "by origin: local and session storage"})
+    metadata = fields.Dict(required=True, metadata={"description": "url, title, origin, userAgent"})
+
+
+class StorageItem(Schema):
+    key = fields.String(required=True)
+    value = fields.String(required=True)
+
+
+class StorageResponse(Schema):
+    local = fields.List(fields.Nested(StorageItem), required=True)
+    session = fields.List(fields.Nested(StorageItem), required=True)
+    origin = fields.String(required=True)
+
+
+class StorageChangedResponse(Schema):
+    success = fields.Boolean(required=True)
+    origin = fields.String(required=True)
+    action = fields.String(metadata={"enum": ["removeItem", "clear"]})
+    key = fields.String()
+    type = fields.String(metadata={"enum": ["all"]})
+
+
+# --- the shared clipboard
+class ClipboardWrittenResponse(Schema):
+    success = fields.Boolean(required=True)
+
+
+class ClipboardTextResponse(Schema):
+    text = fields.String(required=True)
+
+
+# --- emulation
+class ViewportResponse(Schema):
+    width = fields.Integer(required=True)
+    height = fields.Integer(required=True)
+    deviceScaleFactor = fields.Float(required=True)
+    mobile = fields.Boolean(required=True)
+    status = fields.String(required=True)
+
+
+class GeolocationResponse(Schema):
+    latitude = fields.Float(required=True)
+    longitude = fields.Float(required=True)
+    accuracy = fields.Float(required=True)
+    status = fields.String(required=True)
+
+
+class OfflineResponse(Schema):
+    offline = fields.Boolean(required=True)
+    status = fields.String(required=True, metadata={"enum": ["offline", "online"]})
+
+
+class HeadersResponse(Schema):
+    headers = fields.Dict(keys=fields.String(), values=fields.String(), required=True)
+    status = fields.String(required=True)
+
+
+class CredentialsResponse(Schema):
+    username = fields.String(metadata={"description": "absent once cleared"})
+    status = fields.String(required=True, metadata={"enum": ["applied", "cleared"]})
+
+
+class MediaResponse(Schema):
+    feature = fields.String(required=True)
+    value = fields.String(required=True)
+    status = fields.String(required=True)
+
+
+# --- the browser: /cache/status (the rest answer StatusResponse)
+class CacheStatusResponse(Schema):
+    canClear = fields.Boolean(required=True)
+
+
+# --- frame scope: GET|POST /frame
+class FrameScopeInfo(Schema):
+    frameId = fields.String(required=True)
+    frameUrl = fields.String(required=True)
+    frameName = fields.String(required=True)
+    ownerRef = fields.String(metadata={"description": "the ref of its <iframe>, once a snapshot named it"})
+
+
+class FrameResponse(Schema):
+    tabId = fields.String(required=True)
+    scoped = fields.Boolean(required=True)
+    target = fields.String(required=True, metadata={"description": "main, or the scoped frame's id"})
+    current = fields.Raw(required=True, metadata={"description": "main, or the scoped frame"})
+    frame = fields.Nested(FrameScopeInfo)
+
+
+# --- several agents and people on one tab: /lock, /unlock, /tabs/{id}/handoff|resume, /macro
+class LockResponse(Schema):
+    locked = fields.Boolean(required=True)
+    tabId = fields.String(required=True)
+    owner = fields.String(required=True)
+    expiresAt = fields.String(required=True)
+
+
+class UnlockResponse(Schema):
+    unlocked = fields.Boolean(required=True)
+    tabId = fields.String(required=True)
+    released = fields.Boolean(required=True, metadata={"description": "false: there was no lease to release"})
+
+
+class Resolution(Schema):
+    status = fields.String(required=True)
+    resolvedData = fields.Raw(allow_none=True)
+    resumedAt = fields.String(required=True)
+
+
+class HandoffStateResponse(Schema):
+    tabId = fields.String(required=True)
+    status = fields.String(required=True, metadata={"enum": ["active", "paused_handoff"]})
+    handoffReason = fields.String()
+    pausedAt = fields.String()
+    expiresAt = fields.String()
+    lastResolution = fields.Nested(Resolution)
+
+
+class ResumeResponse(Schema):
+    tabId = fields.String(required=True)
+    status = fields.String(required=True)
+    resumed = fields.Boolean(required=True)
+    resolution = fields.Nested(Resolution, required=True)
+
+
+class MacroResponse(ActionsResponse):
+    kind = fields.String(required=True, metadata={"enum": ["macro"]})
+
+
+class Persona(Schema):
+    seed = fields.Integer(required=True)
+    hardwareConcurrency = fields.Integer(required=True)
+    deviceMemory = fields.Integer(required=True)
+    webglVendor = fields.String(required=True)
+    webglRenderer = fields.String(required=True)
+
+
+class FingerprintRotateResponse(Schema):
+    rotated = fields.Boolean(required=True)
+    persona = fields.Nested(Persona, required=True)
+    tabs = fields.Integer(required=True, metadata={"description": "open tabs whose next documents get the persona"})
+
+
+class SessionRecord(Schema):
+    """An agent session as the API shows it; never its token."""
+
+    id = fields.String(required=True)
+    agentId = fields.String(required=True)
+    label = fields.String(required=True)
+    createdAt = fields.String(required=True)
+    lastSeenAt = fields.String(required=True)
+    expiresAt = fields.String(required=True)
+    idleTimeoutSec = fields.Integer(required=True)
+
+
+class SessionCreatedResponse(SessionRecord):
+    token = fields.String(required=True, metadata={"description": "shown once: send 'Authorization: Session <token>'"})
+
+
+class SessionRevokedResponse(Schema):
+    status = fields.String(required=True)
+    id = fields.String(required=True)

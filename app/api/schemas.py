@@ -14,6 +14,8 @@ from cdp.steps import Step
 
 from cdp import steps
 
+from ..errors import BadRequest
+
 WAIT_FOR = ("none", "dom", "load", "networkidle", "selector")
 SNAPSHOT_FORMATS = ("json", "compact", "text", "yaml")
 ACTION_KINDS = tuple(steps.ACTION_KINDS)
@@ -45,13 +47,30 @@ class TabIdMixin(Schema):
     tabId = fields.String(validate=validate.Length(min=1))
 
 
+def _wait_for(value: str) -> None:
+    # Its own code, as the original's: not a ValidationError (which would answer bad_request).
+    if value not in WAIT_FOR:
+        raise BadRequest(f"invalid waitFor {value!r}: one of {', '.join(WAIT_FOR)}", code="bad_wait_for",
+                         details={"field": "waitFor"})
+
+
 class NavigateSchema(Loose, TabIdMixin):
     url = fields.String(required=True, validate=validate.Length(min=1),
                         error_messages={"required": "url required"})
     newTab = fields.Boolean(load_default=False)
-    timeout = fields.Float(validate=TIMEOUT_S)
-    waitFor = fields.String(load_default="dom", validate=validate.OneOf(WAIT_FOR))
+    # Taken as 120 when above it (the original clamps rather than refuses); 0: the config's default.
+    timeout = fields.Float(validate=validate.Range(min=0, max=MAX_COUNT),
+                           metadata={"description": "seconds (default timeouts.navigateSec); above 120 means 120"})
+    waitFor = fields.String(load_default="dom", validate=_wait_for, metadata={"enum": list(WAIT_FOR)})
     waitSelector = fields.String(load_default="")
+    waitTitle = fields.Float(load_default=0, validate=validate.Range(min=0, max=MAX_COUNT),
+                             metadata={"description": "seconds (at most 30) to wait for a real title after load"})
+    blockImages = fields.Boolean(metadata={"description": "refuse images in this tab (default: instanceDefaults)"})
+    blockMedia = fields.Boolean(metadata={"description": "refuse audio and video (default: instanceDefaults)"})
+    blockAds = fields.Boolean(metadata={"description": "refuse known ad and tracker hosts (default: instanceDefaults)"})
+    dismissBanners = fields.Boolean(load_default=False,
+                                    metadata={"description": "best effort: accept a cookie/consent banner after load"})
+    browser = fields.String(metadata={"description": "engine: chrome, cloak or ghost-chrome (browsers.available)"})
 
     @validates_schema
     def _selector_needs_wait_for(self, data, **kwargs):  # type: ignore[no-untyped-def]
@@ -124,6 +143,13 @@ class ActionSchema(Loose, TabIdMixin, TargetMixin):
     fast = fields.Boolean(load_default=False)
     snap = fields.String(load_default="", validate=validate.OneOf(SNAP, error="snap must be 'diff' or 'compact'"))
     timeout = fields.Float(validate=TIMEOUT_S)
+    owner = fields.String(validate=validate.Length(min=1, max=200), metadata={"description": "the tab's lock owner"})
+    mode = fields.String(load_default="", validate=validate.OneOf(steps.CLICK_MODES),
+                         metadata={"description": "click delivery: '' (input events), dom (el.click()), "
+                                                  "dispatch (synthetic DOM events)"})
+    autoSwitch = fields.Boolean(load_default=True, metadata={"description": "a click that opens a tab makes it "
+                                                                            "the caller's current tab"})
+    browser = fields.String(validate=validate.Length(max=64))
 
     @validates_schema
     def _needs(self, data, **kwargs):  # type: ignore[no-untyped-def]
@@ -132,6 +158,8 @@ class ActionSchema(Loose, TabIdMixin, TargetMixin):
             raise ValidationError(missing[1], missing[0])
         if ("x" in data) != ("y" in data):
             raise ValidationError("x and y go together", "y" if "x" in data else "x")
+        if data.get("mode") and data.get("humanize"):
+            raise ValidationError("mode cannot be combined with humanize", "mode")
 
 
     @post_load
@@ -148,9 +176,10 @@ class ActionSchema(Loose, TabIdMixin, TargetMixin):
                     value=data.get("value"), key=data.get("key", ""), modifiers=data["modifiers"],
                     button=data["button"], dx=dx, dy=dy, drag_x=data["dragX"], drag_y=data["dragY"],
                     wait_nav=data["waitNav"], dialog_action=data["dialogAction"], dialog_text=data["dialogText"],
-                    fast=data["fast"])
+                    fast=data["fast"], mode=data["mode"])
         return ActionRequest(step=step, tab_id=data.get("tabId"), snap=data["snap"], timeout_s=data.get("timeout"),
-                             humanize=data.get("humanize"))
+                             humanize=data.get("humanize"), owner=data.get("owner"), auto_switch=data["autoSwitch"],
+                             browser=data.get("browser"))
 
 
 _DIRECTIONS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
@@ -165,6 +194,9 @@ class ActionRequest:
     snap: str = ""
     timeout_s: float | None = None
     humanize: bool | None = None  # None: the config's instanceDefaults.humanize
+    owner: str | None = None  # the lock owner the request speaks for
+    auto_switch: bool = True  # a click that opens a tab makes it the caller's current tab
+    browser: str | None = None  # the engine asked for (app/api/engines.py)
 
 
 class ActionsSchema(Loose, TabIdMixin):
@@ -172,12 +204,16 @@ class ActionsSchema(Loose, TabIdMixin):
                           error_messages={"required": "actions array is empty"})
     stopOnError = fields.Boolean(load_default=False)
     snap = fields.String(load_default="", validate=validate.OneOf(SNAP, error="snap must be 'diff' or 'compact'"))
+    owner = fields.String(validate=validate.Length(min=1, max=200))
 
 
 class TextQuerySchema(Loose, TabIdMixin):
     mode = fields.String(load_default="readable", validate=validate.OneOf(("readable", "raw")))
     format = fields.String(load_default="json", validate=validate.OneOf(("json", "text", "plain")))
     maxChars = fields.Integer(validate=validate.Range(min=1, max=100 * MAX_COUNT))
+    selector = fields.String(load_default="", metadata={"description": "the text of this element alone"})
+    ref = fields.String(load_default="", metadata={"description": "the same as selector (any selector)"})
+    frameId = fields.String(load_default="", metadata={"description": "the text of this frame (and its frames)"})
 
 
 class ScreenshotQuerySchema(Loose, TabIdMixin):
@@ -194,7 +230,8 @@ class EvaluateSchema(Loose, TabIdMixin):
     awaitPromise = fields.Boolean(load_default=False)
 
 
-LOAD_STATES = ("ready-state", "load", "content-loaded", "domcontentloaded", "network-idle", "networkidle")
+# The original's names; ``networkidle`` is its alias of ``network-idle`` (the wait answers the latter).
+LOAD_STATES = ("ready-state", "content-loaded", "network-idle", "networkidle")
 
 
 class WaitSchema(Loose, TabIdMixin):
@@ -206,8 +243,16 @@ class WaitSchema(Loose, TabIdMixin):
     url = fields.String(validate=validate.Length(min=1))
     load = fields.String(validate=validate.OneOf(LOAD_STATES, error="load must be one of " + ", ".join(LOAD_STATES)))
     fn = fields.String(validate=validate.Length(min=1))
+    idleFor = fields.Integer(load_default=500, validate=validate.Range(min=0, max=10000),
+                             metadata={"description": "ms with no request in flight that network-idle needs"})
     # ms; the wait view clamps it to 100..30000 rather than refusing a long one (as the original does)
     timeout = fields.Integer(load_default=10000, metadata={"description": "ms, clamped to 100..30000"})
+
+    @post_load
+    def _canonical_load(self, data, **kwargs):  # type: ignore[no-untyped-def]
+        if data.get("load") == "networkidle":
+            data["load"] = "network-idle"
+        return data
 
 
 class FindSchema(Loose, TabIdMixin):
@@ -232,6 +277,7 @@ class UploadSchema(Loose, TabIdMixin):
     selector = fields.String(load_default="input[type=file]", validate=validate.Length(min=1))
     files = fields.List(fields.String(), load_default=list)
     paths = fields.List(fields.String(validate=validate.Length(min=1)), load_default=list)
+    owner = fields.String(validate=validate.Length(min=1, max=200), metadata={"description": "the tab's lock owner"})
 
     # _needs_something, in the document's words (app/openapi.py reads it).
     OPENAPI_RULES = {"anyOf": [{"required": ["files"], "properties": {"files": {"minItems": 1}}},
@@ -315,6 +361,55 @@ class ScreenshotRequestSchema(ScreenshotQuerySchema):
     selector = fields.String(load_default="")
     output = fields.String(load_default="", validate=validate.OneOf(("", "inline", "json", "file")))
     path = fields.String(load_default="")
+    annotate = fields.Boolean(load_default=False, metadata={
+        "description": "draw numbered boxes over the interactive elements for this picture; answer them"})
+    noAnimations = fields.Boolean(load_default=False, metadata={
+        "description": "hold animations and transitions still for the capture"})
+
+
+# --- pictures with more than pixels: /capture, /annotate; live frames: /screencast, /record/*
+class CaptureQuerySchema(Loose, TabIdMixin):
+    selector = fields.String(load_default="")
+    filter = fields.String(load_default="interactive", validate=validate.OneOf(("all", "interactive")))
+    depth = fields.Integer(load_default=-1, validate=validate.Range(min=-1, max=10_000))
+    format = fields.String(load_default="jpeg", validate=validate.OneOf(("jpeg", "jpg", "png")))
+    quality = fields.Integer(load_default=80, validate=validate.Range(min=0, max=100))
+    scale = fields.Float(load_default=1.0, validate=validate.Range(min=0.05, max=4))
+    output = fields.String(load_default="file", validate=validate.OneOf(("file", "inline", "raw")))
+    requirePair = fields.Boolean(load_default=False, metadata={
+        "description": "409 when the page loaded a new document during the capture"})
+    noAnimations = fields.Boolean(load_default=False)
+    wait = fields.String(load_default="stable", validate=validate.OneOf(("stable", "load", "none")))
+    withBounds = fields.Boolean(load_default=True)
+    beyondViewport = fields.Boolean(load_default=False)
+
+
+class AnnotateQuerySchema(Loose, TabIdMixin):
+    selector = fields.String(load_default="")
+    clear = fields.Boolean(load_default=False)
+
+
+class ScreencastQuerySchema(Loose, TabIdMixin):
+    format = fields.String(load_default="jpeg", validate=validate.OneOf(("jpeg", "png")))
+    quality = fields.Integer(load_default=40, validate=validate.Range(min=1, max=100))
+    maxWidth = fields.Integer(load_default=800, validate=validate.Range(min=16, max=4096))
+    maxHeight = fields.Integer(load_default=600, validate=validate.Range(min=16, max=4096))
+    everyNthFrame = fields.Integer(load_default=1, validate=validate.Range(min=1, max=60))
+    fps = fields.Integer(load_default=5, validate=validate.Range(min=1, max=30),
+                         metadata={"description": "at most this many frames a second reach the client"})
+
+
+class RecordStartSchema(Loose, TabIdMixin):
+    file = fields.String(load_default="", metadata={
+        "description": "the file's name under the state dir's recordings folder (default: a timestamp)"})
+    format = fields.String(load_default="webm", validate=validate.OneOf(("webm", "gif")))
+    fps = fields.Integer(load_default=5, validate=validate.Range(min=1, max=30))
+    quality = fields.Integer(load_default=80, validate=validate.Range(min=1, max=100))
+    scale = fields.Float(load_default=1.0, validate=validate.Range(min=0.1, max=1))
+
+
+class RecordStopSchema(Loose):
+    discard = fields.Boolean(load_default=False, metadata={"description": "drop the recording, write no file"})
 
 
 _TEMPLATE_SCRIPT = re.compile(r"<\s*script|javascript\s*:|\bon[a-z]+\s*=", re.IGNORECASE)
@@ -421,3 +516,166 @@ class DialogSchema(Loose, TabIdMixin):
                            validate=validate.OneOf(("accept", "dismiss"), error="action must be 'accept' or 'dismiss'"),
                            error_messages={"required": "action required (accept or dismiss)"})
     text = fields.String(load_default="")
+
+
+# --- several agents and people on one tab: /lock, /unlock, /tabs/{id}/handoff|resume, /macro
+OWNER = validate.Length(min=1, max=200)
+
+
+class LockSchema(Loose, TabIdMixin):
+    owner = fields.String(required=True, validate=OWNER, error_messages={"required": "owner required"})
+    timeoutSec = fields.Float(load_default=600.0, validate=validate.Range(min=1, max=86400))
+
+
+class UnlockSchema(Loose, TabIdMixin):
+    owner = fields.String(required=True, validate=OWNER, error_messages={"required": "owner required"})
+
+
+class HandoffSchema(Loose):
+    reason = fields.String(load_default="", validate=validate.Length(max=1000))
+    # ms until the tab goes back to the agents by itself; 0 or absent: until POST /resume
+    timeoutMs = fields.Integer(load_default=0, validate=validate.Range(min=0, max=86_400_000))
+
+
+class ResumeSchema(Loose):
+    status = fields.String(load_default="completed", validate=validate.Length(min=1, max=100))
+    resolvedData = fields.Raw(load_default=None, allow_none=True)
+
+
+class FingerprintRotateSchema(Loose):
+    seed = fields.Integer(validate=validate.Range(min=1, max=2**31 - 1),
+                          metadata={"description": "the persona to take (the same seed, the same device); "
+                                                   "random when absent"})
+
+
+class MacroSchema(Loose, TabIdMixin):
+    owner = fields.String(validate=OWNER)
+    steps = fields.List(fields.Dict(), required=True,
+                        validate=validate.Length(min=1, max=200, error="steps must hold 1 to 200 actions"),
+                        error_messages={"required": "steps required"})
+    stopOnError = fields.Boolean(load_default=True)
+    stepTimeout = fields.Float(validate=validate.Range(min=0.1, max=60))
+
+
+# --- storage, clipboard, emulation, frame scope
+_STORAGE_TYPE_ERROR = "type must be 'local' or 'session'"
+
+
+class StorageQuerySchema(Loose, TabIdMixin):
+    """GET /storage: both storages unless ``type`` names one; only ``key`` when given."""
+
+    type = fields.String(load_default="", validate=validate.OneOf(("", "local", "session"), error=_STORAGE_TYPE_ERROR))
+    key = fields.String(load_default="")
+
+
+class StorageSetSchema(Loose, TabIdMixin):
+    key = fields.String(required=True, validate=validate.Length(min=1, error="key is required"),
+                        error_messages={"required": "key is required"})
+    value = fields.String(load_default="")
+    type = fields.String(required=True, validate=validate.OneOf(("local", "session"), error=_STORAGE_TYPE_ERROR),
+                         error_messages={"required": "type is required (local or session)"})
+
+
+class StorageDeleteSchema(Loose, TabIdMixin):
+    """DELETE /storage: one key of one storage, one storage, or (the default) both."""
+
+    type = fields.String(load_default="all", validate=validate.OneOf(
+        ("local", "session", "all"), error="type must be 'local', 'session', or 'all'"))
+    key = fields.String(load_default="")
+
+    # _key_needs_one_storage, in the document's words (app/openapi.py reads it).
+    OPENAPI_RULES = {"anyOf": [{"properties": {"key": {"maxLength": 0}}},
+                               {"required": ["type"], "properties": {"type": {"enum": ["local", "session"]}}}]}
+
+    @validates_schema
+    def _key_needs_one_storage(self, data, **kwargs):  # type: ignore[no-untyped-def]
+        if data.get("key") and data.get("type") == "all":
+            raise ValidationError("key cannot be used with type=all; omit key to clear both storages", "key")
+
+
+CLIPBOARD_MAX_BYTES = 64 * 1024
+
+
+def _clipboard_size(text: str) -> None:
+    if len(text.encode("utf-8")) > CLIPBOARD_MAX_BYTES:
+        raise ValidationError(f"text is larger than {CLIPBOARD_MAX_BYTES} bytes")
+
+
+class ClipboardWriteSchema(Strict):
+    """The shared clipboard takes text alone: any other field (a tabId too) is refused."""
+
+    text = fields.String(required=True, validate=_clipboard_size, error_messages={"required": "text required"})
+
+
+class ViewportSchema(Loose, TabIdMixin):
+    width = fields.Integer(required=True, validate=validate.Range(min=1, max=10_000))
+    height = fields.Integer(required=True, validate=validate.Range(min=1, max=10_000))
+    deviceScaleFactor = fields.Float(load_default=1.0, validate=validate.Range(min=0, max=10),
+                                     metadata={"description": "0: the screen's own"})
+    mobile = fields.Boolean(load_default=False)
+
+
+class GeolocationSchema(Loose, TabIdMixin):
+    latitude = fields.Float(required=True, validate=validate.Range(min=-90, max=90))
+    longitude = fields.Float(required=True, validate=validate.Range(min=-180, max=180))
+    accuracy = fields.Float(load_default=1.0, validate=validate.Range(min=0, max=1_000_000),
+                            metadata={"description": "metres"})
+
+
+class OfflineSchema(Loose, TabIdMixin):
+    offline = fields.Boolean(required=True, error_messages={"required": "offline required (true or false)"})
+    latency = fields.Float(load_default=0, validate=validate.Range(min=0, max=60_000), metadata={"description": "ms"})
+    downloadThroughput = fields.Float(load_default=-1, validate=validate.Range(min=-1, max=1e10),
+                                      metadata={"description": "bytes/s; 0 or -1: not throttled"})
+    uploadThroughput = fields.Float(load_default=-1, validate=validate.Range(min=-1, max=1e10),
+                                    metadata={"description": "bytes/s; 0 or -1: not throttled"})
+
+
+HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an HTTP token (RFC 9110)
+
+
+def _header_value(value: str) -> None:
+    if any(c in value for c in "\r\n\0"):
+        raise ValidationError("header values must not contain line breaks or NUL")
+
+
+class HeadersSchema(Loose, TabIdMixin):
+    headers = fields.Dict(keys=fields.String(validate=validate.Regexp(HEADER_NAME, error="not a valid header name")),
+                          values=fields.String(validate=_header_value), required=True,
+                          error_messages={"required": "headers required (an empty object clears them)"})
+
+
+class CredentialsSchema(Loose, TabIdMixin):
+    username = fields.String(required=True, error_messages={"required": "missing required field: username"},
+                             metadata={"description": "empty: stop answering auth challenges"})
+    password = fields.String(load_default="")
+
+
+MEDIA_FEATURES = ("media", "prefers-color-scheme", "prefers-reduced-motion", "prefers-reduced-transparency",
+                  "prefers-reduced-data", "prefers-contrast", "forced-colors", "color-gamut", "inverted-colors")
+
+
+class MediaSchema(Loose, TabIdMixin):
+    feature = fields.String(required=True, validate=validate.OneOf(MEDIA_FEATURES),
+                            error_messages={"required": "feature required"},
+                            metadata={"description": "a CSS media feature, or media for the media type "
+                                                     "(screen, print)"})
+    value = fields.String(load_default="", metadata={"description": "empty: stop emulating the feature"})
+
+
+class FrameSchema(Loose, TabIdMixin):
+    target = fields.String(required=True, validate=validate.Length(min=1, error="missing required field 'target'"),
+                           error_messages={"required": "missing required field 'target'"},
+                           metadata={"description": "main, a ref, an iframe selector, or a frame's name or URL"})
+
+
+class SessionCreateSchema(Strict):
+    """``POST /sessions``: the agent the session stands for, a label, and how long it may live."""
+
+    agentId = fields.String(required=True, validate=validate.Regexp(r"^[A-Za-z0-9._:@-]{1,128}$",
+                                                                    error="1-128 letters, digits or . _ : @ -"))
+    label = fields.String(load_default="", validate=validate.Length(max=200))
+    ttlSec = fields.Integer(load_default=None, allow_none=True, strict=True,
+                            validate=validate.Range(min=60, max=86400))
+    idleSec = fields.Integer(load_default=None, allow_none=True, strict=True,
+                             validate=validate.Range(min=60, max=1800))

@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import argparse
+import functools
+import gettext
 import logging
 import sys
 from collections.abc import Sequence
 
 from ..config import Config, ConfigError, is_loopback, load_config
 from ..extension import cli as extension_cli
-from . import cli_verbs, debug_cli
+from . import cli_admin, cli_config, cli_features, cli_verbs, debug_cli
 
 log = logging.getLogger("pinchtab")
 
@@ -61,7 +63,7 @@ def _server_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bind", help="address to listen on (default 127.0.0.1, or PINCHTAB_BIND)")
     p.add_argument("--headed", action="store_true", help="instances show their browser windows")
     p.add_argument("--chrome", help="browser binary (default: browser.binary, CHROME_BIN, chromium on PATH)")
-    p.add_argument("--strategy", choices=("always-on", "simple", "explicit", "no-instance"),
+    p.add_argument("--strategy", choices=("always-on", "simple", "simple-autorestart", "explicit", "no-instance"),
                    help="always-on (default) launches a default instance at start; explicit and no-instance do not")
     p.set_defaults(run=run_server)
 
@@ -143,8 +145,18 @@ def check_profile(config: Config) -> None:
             probe.profile_lock.release()
 
 
+def _cache_argparse_messages() -> None:
+    """argparse looks each of its messages up through gettext, which searches the disk for a
+    catalogue every time: with ~90 verbs that was most of a command's start (0.3 s). The answer
+    cannot change within a process, so it is looked up once."""
+    if not hasattr(argparse._, "cache_info"):  # type: ignore[attr-defined]
+        argparse._ = functools.lru_cache(maxsize=None)(gettext.gettext)  # type: ignore[attr-defined]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _cache_argparse_messages()
     parser = argparse.ArgumentParser(prog="pinchtab", description="A browser API for AI agents over HTTP.")
+    parser.add_argument("--version", action="version", version=f"pinchtab {cli_admin.version()}")
     cli_verbs.add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _bridge_parser(sub)
@@ -153,12 +165,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     _extension_parser(sub)
     debug_cli.add_parser(sub)
     extension_cli.add_parser(sub)
-    cli_verbs.register(sub)
+    verbs = cli_verbs.register(sub)
+    cli_features.register(verbs)
+    cli_config.register(sub)
+    cli_admin.register(sub, parser, verbs.common)
+    argv = cli_verbs.bool_flags(list(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not getattr(args, "run", None):
-        # Plain `pinchtab` runs the server: the default for a person starting it by hand.
-        args = parser.parse_args([*(sys.argv[1:] if argv is None else argv), "server"])
+        def serve() -> int:
+            # Plain `pinchtab` runs the server: the default for a person starting it by hand.
+            return _run(parser.parse_args([*argv, "server"]))
+
+        if not argv and sys.stdin.isatty() and sys.stdout.isatty():
+            return cli_admin.menu(parser, serve)
+        return serve()
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return args.run(args)
     except ConfigError as exc:

@@ -96,12 +96,15 @@ class Client:
     """
 
     def __init__(self, base_url: str, *, token: str = "", agent_id: str = "", source: str = "",
-                 timeout_s: float = DEFAULT_TIMEOUT_S, max_bytes: int = MAX_RESPONSE_BYTES) -> None:
+                 timeout_s: float = DEFAULT_TIMEOUT_S, max_bytes: int = MAX_RESPONSE_BYTES,
+                 session: str = "") -> None:
         self.base_url = normalise_base_url(base_url)
         self.timeout_s = timeout_s
         self.max_bytes = max_bytes
         headers = {"Accept": "application/json"}
-        if token:
+        if session:  # an agent session token (PINCHTAB_SESSION) stands in for the bearer token
+            headers["Authorization"] = f"Session {session}"
+        elif token:
             headers["Authorization"] = f"Bearer {token}"
         if agent_id:
             headers["X-Agent-Id"] = agent_id
@@ -223,7 +226,8 @@ def _query_value(value: Any) -> Any:
 
 
 def connect(server: str | None = None, *, agent_id: str, source: str,
-            env: Mapping[str, str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> Client:
+            env: Mapping[str, str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+            session: str = "") -> Client:
     """A client for the server the user means.
 
     The URL is ``server``, else ``$PINCHTAB_SERVER``, else ``http://127.0.0.1:<server.port>``
@@ -240,4 +244,4 @@ def connect(server: str | None = None, *, agent_id: str, source: str,
         # 127.0.0.1 even when the server binds wider: this client runs on the same machine.
         base = base or f"http://127.0.0.1:{config.server.port}"
         token = config.server.token if token is None else token
-    return Client(base, token=token, agent_id=agent_id, source=source, timeout_s=timeout_s)
+    return Client(base, token=token, agent_id=agent_id, source=source, timeout_s=timeout_s, session=session)

@@ -1,6 +1,9 @@
 """Validators for setting values that marshmallow's own do not cover."""
 from __future__ import annotations
 
+import os
+import zoneinfo
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from marshmallow import ValidationError
@@ -30,6 +33,26 @@ def header_value(value: str) -> None:
     header injection."""
     if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
         raise ValidationError("must not contain control characters")
+
+
+def timezone(value: str) -> None:
+    """Empty (the machine's), or an IANA time zone name the system knows (``Europe/Paris``)."""
+    if not value:
+        return
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValidationError(f"unknown time zone {value!r}; use an IANA name such as Europe/Paris") from None
+
+
+def extension_dir(value: Path | str) -> None:
+    """An unpacked extension: a folder holding a manifest.json (Chrome takes a comma-separated list,
+    so a path with a comma cannot be passed)."""
+    path = str(value)
+    if "," in path:
+        raise ValidationError(f"{path}: a path with a comma cannot be handed to Chrome")
+    if not os.path.isfile(os.path.join(path, "manifest.json")):
+        raise ValidationError(f"{path}: not an unpacked extension (no manifest.json in that folder)")
 
 
 def cdp_url(value: str) -> None:

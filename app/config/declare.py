@@ -25,6 +25,7 @@ from typing import Any
 from marshmallow import EXCLUDE, Schema, fields, post_load
 
 _LOADER = "loader"  # the dataclass field metadata key holding its marshmallow field
+_DEFAULT = "default"  # ... and the default as declared (before loading: "~/x", a tuple)
 # The HOME of the environment being loaded, so "~" follows an explicit env mapping
 # rather than whatever process happens to run the load.
 _home: ContextVar[str | None] = ContextVar("config_home", default=None)
@@ -38,7 +39,19 @@ def setting(loader: fields.Field, default: Any, *, secret: bool = False) -> Any:
     dataclass repr, which lands in logs and tracebacks too easily.
     """
     loader.load_default = lambda: loader.deserialize(default)
-    return dataclasses.field(metadata={_LOADER: loader}, repr=not secret)
+    return dataclasses.field(metadata={_LOADER: loader, _DEFAULT: default}, repr=not secret)
+
+
+def settings_of(section: type, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Every setting under ``section``, in declaration order: (its dotted camelCase key, its
+    default as declared), e.g. ``("server.stateDir", "~/.pinchtab")``."""
+    hints = typing.get_type_hints(section)
+    for fld in dataclasses.fields(section):
+        key = prefix + camel(fld.name)
+        if _LOADER in fld.metadata:
+            yield key, fld.metadata[_DEFAULT]
+        elif dataclasses.is_dataclass(hints[fld.name]):
+            yield from settings_of(hints[fld.name], key + ".")
 
 
 def camel(name: str) -> str:

@@ -66,10 +66,10 @@ class BrowserConfig:
     cdp_url: str = setting(fields.String(validate=checks.cdp_url), "", secret=True)
     version: str = setting(fields.String(), "")
     # Unpacked extensions loaded into the browser we launch (folders holding a manifest.json).
-    extension_paths: tuple[str, ...] = setting(Strings(fields.String(validate=validate.Length(min=1))), ())
+    extension_paths: tuple[Path, ...] = setting(Strings(HomePath(validate=checks.extension_dir)), ())
 
 
-_ENGINES = ("chrome", "cloak", "ghost-chrome")
+ENGINES = ("chrome", "cloak", "ghost-chrome")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,8 +80,8 @@ class BrowsersConfig:
     "not configured" (409), not "unknown" (400).
     """
 
-    default: str = setting(fields.String(validate=validate.OneOf(_ENGINES)), "chrome")
-    available: tuple[str, ...] = setting(Strings(fields.String(validate=validate.OneOf(_ENGINES))), ("chrome",))
+    default: str = setting(fields.String(validate=validate.OneOf(ENGINES)), "chrome")
+    available: tuple[str, ...] = setting(Strings(fields.String(validate=validate.OneOf(ENGINES))), ("chrome",))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,7 +105,7 @@ class InstanceDefaultsConfig:
     user_agent: str = setting(fields.String(validate=checks.header_value), "")
     profile: str = setting(fields.String(validate=checks.profile_name), "")
     no_restore: bool = setting(fields.Boolean(), False)
-    timezone: str = setting(fields.String(validate=checks.header_value), "")   # IANA name, e.g. Europe/Paris
+    timezone: str = setting(fields.String(validate=checks.timezone), "")   # IANA name, e.g. Europe/Paris
     block_images: bool = setting(fields.Boolean(), False)
     block_media: bool = setting(fields.Boolean(), False)
     block_ads: bool = setting(fields.Boolean(), False)
@@ -163,7 +163,9 @@ class SecurityConfig:
     allow_network_intercept: bool = setting(fields.Boolean(), False)
     # AES-256-GCM key for saved state written with encrypt:true (PINCHTAB_STATE_KEY overrides).
     state_encryption_key: str = setting(fields.String(), "", secret=True)
-    allowed_domains: tuple[str, ...] = setting(_hosts(), _LOOPBACK_HOSTS)
+    # Where navigation may go (IDPI): "*" (the default) anywhere; a list is enforced with idpi.strictMode
+    # and only warned about without it.
+    allowed_domains: tuple[str, ...] = setting(_hosts(), ("*",))
     download_allowed_domains: tuple[str, ...] = setting(_hosts(), ())
     download_max_bytes: int = setting(_positive(), 20 * _MIB)
     upload_max_request_bytes: int = setting(_positive(), 10 * _MIB)

@@ -132,10 +132,10 @@ class TabApp:
         ):
             t.on(method, handler)
             self._handlers.append((method, handler))
+        # Network events need no enabling (nor disabling after): every tab captures them from its creation.
         t.call("Runtime.addBinding", {"name": BINDING, "executionContextName": WORLD})
         self._script_id = t.call("Page.addScriptToEvaluateOnNewDocument", {
             "source": observer_script(), "worldName": WORLD, "runImmediately": True})["identifier"]
-        t.call("Network.enable", {})
         main = t.frames.get(t.main_frame_id or "")
         self._greeted_loader = main.loader_id if main else ""
         self._greet(initial=True)
@@ -146,7 +146,6 @@ class TabApp:
             t.off(method, handler)
         self._handlers.clear()
         steps: list[tuple[str, dict[str, Any], str | None]] = [
-            ("Network.disable", {}, None),
             ("Runtime.removeBinding", {"name": BINDING}, None),
         ]
         if self._script_id:

@@ -13,16 +13,14 @@ from urllib.parse import parse_qsl, urlencode
 
 from flask import Flask, Response, g
 
-from .. import auth, errors
+from .. import activity, auth, errors
+from ..config import Config, load_config
 from ..jsonprovider import JSONProvider
 from ..openapi import init_api
-from ..config import Config, load_config
 from .client import ManagerClient
 from .mirror import InstanceMirror
 from .state import ServerState
 from .upstream import TabLocator, Upstream
-
-
 
 
 class _FrontDoor:
@@ -37,7 +35,7 @@ class _FrontDoor:
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         path = environ.get("PATH_INFO", "")
-        if path == "/dashboard" or path.startswith("/dashboard/"):
+        if path in ("/dashboard", "/login") or path.startswith("/dashboard/"):
             return self.public(environ, start_response)
         if path == "/api/events" and "token=" in environ.get("QUERY_STRING", ""):
             query = parse_qsl(environ["QUERY_STRING"], keep_blank_values=True)
@@ -51,7 +49,8 @@ class _FrontDoor:
 def create_server_app(config: Config | None = None, *, client: ManagerClient | None = None,
                       start_watch: bool = True) -> Flask:
     """The server app; ``client`` reaches the manager (default: the socket under the state dir)."""
-    from .routes import dashboard, debug, events, instances, profiles, proxy
+    from ..api.routes import sessions
+    from .routes import dashboard, debug, events, instances, login, profiles, proxy, screencast, server, tasks
 
     config = config or load_config()
     app = Flask("pinchtab-server", static_folder=None)
@@ -69,11 +68,18 @@ def create_server_app(config: Config | None = None, *, client: ManagerClient | N
     api = init_api(app, "Pinchtab server", "Browser instances, profiles and the browser API of each instance.")
     errors.register(app)  # after the Api: its HTTP error handler gives way to our one error shape
     auth.register(app, config.server.token)
-    for module in (instances, profiles, events):
+    login.init_app(app)
+    sessions.init_app(app)
+    modules = [instances, profiles, events, login, sessions, server]
+    if config.scheduler.enabled:
+        tasks.init_app(app)
+        modules.append(tasks)
+    for module in modules:
         api.register_blueprint(module.bp)
     bridge = proxy.bridge_app(config)
     app.register_blueprint(proxy.build_blueprint(bridge, debug.VIEWS))
     debug.init_app(app, config)  # debug sessions live in instances: routed by session, WebSocket relayed
+    screencast.init_app(app)  # the screencast WebSocket, relayed to the tab's instance
     proxy.document(api.document(), bridge, app)  # the server starts once: describe it now
 
     @app.after_request
@@ -88,7 +94,7 @@ def create_server_app(config: Config | None = None, *, client: ManagerClient | N
         # proxied calls here as well would write each one twice.
         from profiles import ActivityLog
 
-        app.extensions["pinchtab.activity"] = ActivityLog(config.server.state_dir / "activity",
+        app.extensions["pinchtab.activity"] = ActivityLog(activity.server_dir(config.server.state_dir),
                                                           config.observability.activity.retention_days)
     app.wsgi_app = _FrontDoor(app.wsgi_app, dashboard.public_app())  # type: ignore[method-assign]
     if start_watch:

@@ -73,8 +73,11 @@ class ManagerClient:
     def get(self, instance_id: str) -> dict[str, Any]:
         return self.call("get", {"id": instance_id})
 
-    def start(self, profile_id: str | None = None, mode: str | None = None, port: int | None = None) -> dict[str, Any]:
-        return self.call("start", {"profileId": profile_id, "mode": mode, "port": port}, timeout_s=30.0)
+    def start(self, profile_id: str | None = None, mode: str | None = None, port: int | None = None,
+              allowed_domains: list[str] | None = None) -> dict[str, Any]:
+        """Launch an instance; ``allowed_domains`` widens security.allowedDomains for it alone."""
+        return self.call("start", {"profileId": profile_id, "mode": mode, "port": port,
+                                   "securityPolicy": {"allowedDomains": list(allowed_domains or [])}}, timeout_s=30.0)
 
     def stop(self, instance_id: str) -> dict[str, Any]:
         return self.call("stop", {"id": instance_id}, timeout_s=STOP_TIMEOUT_S)
@@ -94,6 +97,20 @@ class ManagerClient:
         else:
             args["cdpUrl"] = cdp_url
         return self.call("attach", args, timeout_s=30.0)
+
+    def attach_bridge(self, name: str, base_url: str, token: str) -> dict[str, Any]:
+        """``{"instance", "created"}`` for a running ``pinchtab bridge`` at ``base_url``."""
+        return self.call("attach-bridge", {"name": name, "baseUrl": base_url, "token": token}, timeout_s=30.0)
+
+    def start_instance(self, instance_id: str) -> dict[str, Any]:
+        return self.call("start-instance", {"id": instance_id}, timeout_s=STOP_TIMEOUT_S + 10)
+
+    def metrics(self) -> list[dict[str, Any]]:
+        return self.call("metrics")
+
+    def log_lines(self, instance_id: str, after: int | None) -> dict[str, Any]:
+        """``{"lines", "last"}``: the instance's output lines numbered above ``after``."""
+        return self.call("log-lines", {"id": instance_id, "after": after})
 
     def events_since(self, after: int | None, wait_s: float = 0.0) -> dict[str, Any]:
         return self.call("events-since", {"after": after, "waitS": wait_s}, timeout_s=wait_s + DEFAULT_TIMEOUT_S)

@@ -10,11 +10,11 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 from profiles.redact import scrub_url
+from profiles.times import utc_iso
 
 from ..config import AttachConfig, RestartConfig
 from .errors import AttachDisabled, AttachNotAllowed, BadManagerRequest
@@ -34,16 +34,15 @@ EVENT_TYPES = (STARTED, STOPPED_EVENT, ERRORED, ATTACHED)
 
 TEMP_PREFIX = "instance-"
 
+# multiInstance.strategy: which launch a default instance at start, which restart crashed instances.
+AUTO_LAUNCH = ("always-on", "simple", "simple-autorestart")
+AUTO_RESTART = ("always-on", "simple-autorestart", "explicit", "no-instance")
+
 # How an attached instance reaches its browser: a CDP URL, or our extension in a person's own Chrome.
 ATTACH_CDP = "cdp"
 ATTACH_EXTENSION = "extension"
+ATTACH_BRIDGE = "bridge"  # a `pinchtab bridge` someone else runs, reached by URL and token
 ATTACH_TYPES = (ATTACH_CDP, ATTACH_EXTENSION)
-
-
-def utc_iso(ts: float | None = None) -> str:
-    """An RFC 3339 UTC timestamp with milliseconds."""
-    return datetime.fromtimestamp(ts if ts is not None else time.time(), UTC) \
-        .isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def instance_id(profile_id: str, name: str, started: float) -> str:
@@ -110,12 +109,23 @@ class LogRing:
 
     def __init__(self, max_lines: int = 2000) -> None:
         self._lines: collections.deque[str] = collections.deque(maxlen=max_lines)
+        self._total = 0  # lines ever added: the number of the newest one
         self._lock = threading.Lock()
 
     def add(self, line: str) -> None:
         """Keep one line (dropping the oldest when full)."""
         with self._lock:
             self._lines.append(line)
+            self._total += 1
+
+    def since(self, after: int | None) -> tuple[list[str], int]:
+        """(lines numbered above ``after``, the newest number); None: none yet, only the number.
+        Lines that fell out of the ring are skipped."""
+        with self._lock:
+            if after is None or after >= self._total:
+                return [], self._total
+            first = self._total - len(self._lines) + 1
+            return list(self._lines)[max(0, after + 1 - first):], self._total
 
     def tail(self, n: int | None = None) -> list[str]:
         """The last ``n`` lines (all when None)."""
@@ -177,9 +187,11 @@ class Instance:
     attached: bool = False
     attach_type: str = ATTACH_CDP  # of an attached instance: ATTACH_CDP or ATTACH_EXTENSION
     cdp_url: str = field(default="", repr=False)
+    base_url: str = ""  # an attached bridge's own URL (ATTACH_BRIDGE); others listen on 127.0.0.1:port
     extension_port: int | None = None  # an extension instance's port for the extension, on 127.0.0.1
     extension_connected: bool = False  # as the bridge last said (GET /extension/info)
     temporary: bool = False  # a profile made for this instance, deleted when it stops
+    allowed_domains: tuple[str, ...] = ()  # its start request's securityPolicy.allowedDomains
     default: bool = False  # the instance shorthand routes go to
     status: str = STARTING
     error: str = ""
@@ -195,8 +207,8 @@ class Instance:
 
     @property
     def url(self) -> str:
-        """Where the instance's bridge listens (always loopback)."""
-        return f"http://127.0.0.1:{self.port}"
+        """Where the instance's bridge listens: loopback, unless it is an attached bridge."""
+        return self.base_url or f"http://127.0.0.1:{self.port}"
 
     @property
     def extension(self) -> bool:
@@ -222,10 +234,15 @@ class Instance:
         if self.error:
             out["error"] = self.error
         out["attached"] = self.attached
+        if self.allowed_domains:
+            out["securityPolicy"] = {"allowedDomains": list(self.allowed_domains)}
         if self.extension:
             # Never the pairing token: records go to every listing, the dashboard and the events.
             out.update(attachType=ATTACH_EXTENSION, extensionPort=self.extension_port,
                        extensionUrl=self.extension_url, extensionConnected=self.extension_connected)
+        elif self.attach_type == ATTACH_BRIDGE:
+            out["attachType"] = ATTACH_BRIDGE
+            out["url"] = scrub_url(self.base_url, mask_every_value=True)
         elif self.attached:
             out["attachType"] = ATTACH_CDP
             out["cdpUrl"] = scrub_url(self.cdp_url, mask_every_value=True)

@@ -26,6 +26,7 @@ import fcntl
 import json
 import logging
 import os
+import secrets
 import select
 import shutil
 import signal
@@ -36,6 +37,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 
@@ -46,11 +48,13 @@ from profiles.atomic import write_bytes_atomic
 from profiles.names import profile_id as profile_id_of
 from profiles.redact import scrub_url
 
+from .. import activity
 from ..config import Config, load_config
 from ..errors import APIError
 from ..extension import pairing
 from ..extension.bridge import DEFAULT_PORT as EXTENSION_DEFAULT_PORT
 from . import instances as lifecycle
+from . import procfs
 from .children import Child, become_subreaper, clean_orphans, reap_adopted
 from .errors import (
     AttachUnreachable,
@@ -65,6 +69,7 @@ from .errors import (
     to_wire,
 )
 from .instances import (
+    ATTACH_BRIDGE,
     ATTACH_CDP,
     ATTACH_EXTENSION,
     ATTACH_TYPES,
@@ -92,6 +97,8 @@ STOP_ALL_S = 20.0  # every instance, in parallel, when the manager stops
 MAX_WAIT_S = 30.0  # the longest a long-poll request may wait
 CONN_IDLE_S = 60.0
 LOG_TAIL_IN_ERRORS = 5
+BRIDGE_POLL_S = 2.0  # how often an attached bridge's /health is checked
+BRIDGE_MISSES = 2  # unanswered checks in a row before it is marked in error
 # Where the app package lives, so ``python -m app.clients.cli`` works whatever directory we started in.
 _PACKAGE_ROOT = str(Path(str(__import__("app").__file__)).resolve().parent.parent)
 # The child gets its settings from its config file and its token from us, never from our env.
@@ -109,7 +116,7 @@ class Manager:
         self.pid_dir = self.run_dir / "pids"
         self.instances_dir = config.server.state_dir / "instances"
         mi = config.multi_instance
-        self.ports = PortAllocator(mi.instance_port_start, mi.instance_port_end)
+        self.ports = PortAllocator(mi.instance_port_start, mi.instance_port_end, skip=frozenset({config.server.port}))
         self.backoff = Backoff(mi.restart)
         self.events = EventRing()
         self.instances: dict[str, Instance] = {}
@@ -158,7 +165,7 @@ class Manager:
         self._server.start()
         log.info("manager ready (pid %d, parent %d, ports %d-%d)", os.getpid(), self.parent_pid,
                  self.ports.start, self.ports.end)
-        if self.config.multi_instance.strategy in ("always-on", "simple"):
+        if self.config.multi_instance.strategy in lifecycle.AUTO_LAUNCH:
             profile = self.config.instance_defaults.profile or self.config.profiles.default_profile
             try:
                 inst = self.launch(profile_id=profile, default=True, create_profile=True)
@@ -263,10 +270,21 @@ class Manager:
             if port is not None and (not isinstance(port, int) or isinstance(port, bool)):
                 raise BadManagerRequest("port must be an integer", details={"field": "port"})
             return self.launch(profile_id=args.get("profileId") or None, mode=args.get("mode") or None,
-                               port=port).record()
+                               port=port, allowed_domains=_allowed_domains(args)).record()
         if op == "attach":
             return self.handle_attach(args)
+        if op == "attach-bridge":
+            inst, created = self.attach_bridge(str(args.get("name") or ""), str(args.get("baseUrl") or ""),
+                                               str(args.get("token") or ""))
+            return {"instance": inst.record(), "created": created}
+        if op == "metrics":
+            return self.metrics()
         instance = str(args.get("id") or "")
+        if op == "start-instance":
+            return self.start_instance(instance).record()
+        if op == "log-lines":
+            lines, last = self._find(instance).logs.since(_int_or_none(args.get("after")))
+            return {"lines": lines, "last": last}
         if op == "get":
             return self._find(instance).record()
         if op == "stop":
@@ -287,7 +305,7 @@ class Manager:
         if attach_type not in ATTACH_TYPES:
             raise BadManagerRequest(f"attachType must be one of {', '.join(ATTACH_TYPES)}",
                                     details={"field": "attachType"})
-        name = str(args.get("name") or "")
+        name = str(args.get("name") or "") or _made_name(attach_type)
         if attach_type == ATTACH_CDP:
             inst, created = self.attach(name, str(args.get("cdpUrl") or ""))
             return {"instance": inst.record(), "created": created}
@@ -332,8 +350,10 @@ class Manager:
 
     # --- launching -------------------------------------------------------------------------------
     def launch(self, profile_id: str | None = None, mode: str | None = None, port: int | None = None,
-               default: bool = False, create_profile: bool = False) -> Instance:
+               default: bool = False, create_profile: bool = False,
+               allowed_domains: tuple[str, ...] = ()) -> Instance:
         """Start an instance on a profile (a temporary one without ``profile_id``); returns it starting.
+        ``allowed_domains`` are added to security.allowedDomains for this instance alone.
 
         Raises ProfileNotFound, ProfileInUse (another instance or process runs the profile) and
         PortUnavailable.
@@ -366,7 +386,8 @@ class Manager:
             port = self.ports.reserve(port) if port else self.ports.allocate()
             started = time.time()
             inst = Instance(id=instance_id(pid, name, started), profile_id=pid, profile_name=name, port=port,
-                            mode=mode, temporary=temporary, default=default, start_time=started)
+                            mode=mode, temporary=temporary, default=default, start_time=started,
+                            allowed_domains=allowed_domains)
             self.instances[inst.id] = inst
             if default:
                 self.default_id = inst.id
@@ -435,7 +456,7 @@ class Manager:
         check_attach(self.config.security.attach, cdp_url)
         _check_name(name)
         with self._lock:
-            other = self._attached_named(name)
+            other = self._attached_named(name) or self._attached_to(cdp_url)
             if other is not None:
                 if other.extension or other.cdp_url != cdp_url:
                     raise ProfileInUse(f"an attached instance named {name!r} already exists ({other.id})",
@@ -496,6 +517,109 @@ class Manager:
         log.info("instance %s: waiting for the extension on %s", inst.id, inst.extension_url)
         return inst, True
 
+    def _attached_to(self, cdp_url: str) -> Instance | None:
+        """Under the lock: the active instance attached to this CDP URL (a re-attach without a name)."""
+        for other in self.instances.values():
+            if other.active and other.attached and other.cdp_url and other.cdp_url == cdp_url:
+                return other
+        return None
+
+    def attach_bridge(self, name: str, base_url: str, token: str) -> tuple[Instance, bool]:
+        """Route to a ``pinchtab bridge`` someone else runs (``baseUrl`` and its token); returns
+        (instance, created). Under the same policy as a CDP attach (security.attach). The bridge
+        is only watched, never spawned or killed: a stop asks it to shut down, nothing more.
+        Raises AttachDisabled, AttachNotAllowed, AttachUnreachable and BadManagerRequest."""
+        check_attach(self.config.security.attach, base_url)
+        given = name
+        name = name or _made_name(ATTACH_BRIDGE)
+        _check_name(name)
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or parts.path not in ("", "/") or parts.query or parts.username:
+            raise BadManagerRequest("baseUrl must be http(s)://host:port, without a path, query or credentials",
+                                    details={"field": "baseUrl"})
+        base = f"{parts.scheme}://{parts.netloc}"
+        with self._lock:
+            for other in self.instances.values():
+                if other.active and other.attached and (other.profile_name == name or other.base_url == base):
+                    if other.base_url != base or other.profile_name != (given or other.profile_name):
+                        raise ProfileInUse(f"an attached instance named {other.profile_name!r} already exists "
+                                           f"({other.id})", code="instance_exists", details={"instanceId": other.id})
+                    other.token = token or other.token  # a re-attach may bring the bridge's new token
+                    self._changed()
+                    return other, False
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        try:
+            health = self._http.get(f"{base}/health", timeout=3.0)
+            tabs = self._http.get(f"{base}/tabs", headers=headers, timeout=5.0)
+        except requests.RequestException as exc:
+            raise AttachUnreachable(f"no bridge answers at {scrub_url(base, mask_every_value=True)}: "
+                                    f"{type(exc).__name__}") from None
+        if tabs.status_code == 401:
+            raise AttachUnreachable("the bridge refused the token", code="attach_bad_token", status=400)
+        if health.status_code != 200 or tabs.status_code != 200:
+            raise AttachUnreachable(f"the bridge at {base} is not healthy (GET /health {health.status_code}, "
+                                    f"GET /tabs {tabs.status_code})")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        with self._lock:
+            started = time.time()
+            inst = Instance(id=instance_id("", name, started), profile_id="", profile_name=name, port=port,
+                            mode=self.config.instance_defaults.mode, attached=True, attach_type=ATTACH_BRIDGE,
+                            base_url=base, token=token, start_time=started, status=lifecycle.RUNNING,
+                            running_since=time.monotonic())
+            self.instances[inst.id] = inst
+            self._changed()
+        self._publish(lifecycle.ATTACHED, inst)
+        threading.Thread(target=self._watch_bridge, args=(inst,), name=f"watch:{inst.id}", daemon=True).start()
+        return inst, True
+
+    def _watch_bridge(self, inst: Instance) -> None:
+        """While an attached bridge is ours, mark it in error when /health stops answering, and
+        running again when it comes back (it is not ours to restart)."""
+        misses = 0
+        while not self._halting.is_set() and inst.active and inst.status != lifecycle.STOPPING:
+            ok = self._healthy(inst)
+            misses = 0 if ok else misses + 1
+            with self._lock:
+                if inst.status == lifecycle.STOPPING or not inst.active:
+                    return
+                if ok and inst.status == lifecycle.ERROR:
+                    inst.status, inst.error, inst.running_since = lifecycle.RUNNING, "", time.monotonic()
+                    self._changed()
+                elif misses >= BRIDGE_MISSES and inst.status == lifecycle.RUNNING:
+                    inst.status, inst.error, inst.running_since = lifecycle.ERROR, "the bridge stopped answering", None
+                    self._changed()
+                    self._publish(lifecycle.ERRORED, inst)
+            self._halting.wait(BRIDGE_POLL_S)
+
+    def start_instance(self, instance: str) -> Instance:
+        """Start an instance that is not running (failed, or given up on); one that runs or is
+        starting is left as it is."""
+        inst = self._find(instance)
+        if inst.status in (lifecycle.RUNNING, lifecycle.STARTING):
+            return inst
+        if inst.attach_type == ATTACH_BRIDGE:
+            raise OrchestratorError(f"instance {inst.id} is an attached bridge: start it where it runs",
+                                    code="instance_attached", status=409)
+        return self.restart_instance(instance)
+
+    def metrics(self) -> list[dict[str, Any]]:
+        """Per instance: its processes (bridge and browser), their memory, uptime and restarts."""
+        with self._lock:
+            items = [(i, i.child) for i in self.instances.values()]
+        groups: dict[int, list[int]] = {}
+        for p in procfs.processes():
+            if not p.zombie:
+                groups.setdefault(p.pgid, []).append(p.pid)
+        now = time.monotonic()
+        out = []
+        for inst, child in items:
+            pids = groups.get(child.pgid, []) if child is not None else []
+            out.append({"id": inst.id, "status": inst.status, "pid": child.pid if child is not None else None,
+                        "processes": len(pids), "rssBytes": sum(procfs.rss_bytes(p) for p in pids),
+                        "uptimeSec": round(now - inst.running_since, 1) if inst.running_since is not None else 0,
+                        "restarts": inst.restarts, "attached": inst.attached})
+        return out
+
     def _attached_named(self, name: str) -> Instance | None:
         """Under the lock: the active attached instance called ``name`` (names are one namespace)."""
         for other in self.instances.values():
@@ -518,6 +642,8 @@ class Manager:
 
     def _release_ports(self, inst: Instance) -> None:
         """Under the lock: give back the instance's ports."""
+        if inst.attach_type == ATTACH_BRIDGE:
+            return  # its port is its own host's, never one of ours
         self.ports.release(inst.port)
         if inst.extension_port is not None:
             self.ports.release(inst.extension_port)
@@ -575,7 +701,8 @@ class Manager:
         line under the profile that made it, for ``/api/activity`` and the profile analytics."""
         if not self.config.observability.activity.enabled:
             return
-        shared = ensure_private_dir(self.config.server.state_dir / "activity")
+        ensure_private_dir(self.config.server.state_dir / "activity")
+        shared = ensure_private_dir(activity.server_dir(self.config.server.state_dir))
         link = state_dir / "activity"
         if link.is_symlink() and os.readlink(link) == str(shared):
             return
@@ -598,6 +725,9 @@ class Manager:
         data["server"].update(port=inst.port, bind="127.0.0.1", token="", stateDir=str(state_dir))
         data["instanceDefaults"].update(mode=inst.mode, profile="" if inst.attached else inst.profile_name)
         data["browser"]["cdpUrl"] = inst.cdp_url if inst.attached else ""
+        if inst.allowed_domains:  # the start request's additions, for this instance alone
+            base = data["security"]["allowedDomains"]
+            data["security"]["allowedDomains"] = base + [d for d in inst.allowed_domains if d not in base]
         return data
 
     def _await_ready(self, inst: Instance, child: Child) -> None:
@@ -676,7 +806,10 @@ class Manager:
         inst.running_since = None
         inst.extension_connected = False
         inst.restarts, delay = self.backoff.next_delay(inst.restarts, up_for)
-        if delay is None:
+        if self.config.multi_instance.strategy not in lifecycle.AUTO_RESTART:
+            inst.error += f" (not restarted: multiInstance.strategy {self.config.multi_instance.strategy!r})"
+            inst.restart_at = None
+        elif delay is None:
             inst.error += f" (gave up after {inst.restarts} restarts: multiInstance.restart.maxRestarts)"
             inst.restart_at = None
         else:
@@ -752,6 +885,8 @@ class Manager:
     def stop_instance(self, instance: str) -> dict[str, Any]:
         """Stop an instance for good and forget it; ``{"status": "stopped", "id"}``."""
         inst = self._begin_stop(instance)
+        if inst.attach_type == ATTACH_BRIDGE:
+            self._shutdown_request(inst)  # not our process: asked to stop, never signalled
         self.kill(inst, inst.child)
         with self._lock:
             inst.child = None
@@ -817,6 +952,13 @@ class Manager:
         finally:
             child.finish()
 
+    def _shutdown_request(self, inst: Instance) -> None:
+        try:
+            self._http.post(f"{inst.url}/shutdown", headers={"Authorization": f"Bearer {inst.token}"},
+                            timeout=SHUTDOWN_REQUEST_S)
+        except requests.RequestException:
+            pass  # gone already, or not answering: either way it is no longer ours
+
     def _drop_temporary(self, inst: Instance) -> None:
         """Delete a temporary instance's profile and state dir (it was made for this instance only)."""
         try:
@@ -826,6 +968,22 @@ class Manager:
         except profile_errors.ProfileError as exc:
             log.warning("instance %s: could not delete temporary profile %s: %s", inst.id, inst.profile_name, exc)
         shutil.rmtree(self._state_dir(inst), ignore_errors=True)
+
+
+def _allowed_domains(args: dict[str, Any]) -> tuple[str, ...]:
+    """A start request's ``securityPolicy.allowedDomains`` (hosts: non-empty, no white space)."""
+    policy = args.get("securityPolicy") or {}
+    domains = (policy.get("allowedDomains") or []) if isinstance(policy, dict) else None
+    if not isinstance(domains, list) or not all(isinstance(d, str) and d.strip() and not any(c.isspace() for c in d)
+                                                for d in domains):
+        raise BadManagerRequest("securityPolicy.allowedDomains must be a list of hosts",
+                                details={"field": "securityPolicy.allowedDomains"})
+    return tuple(domains)
+
+
+def _made_name(attach_type: str) -> str:
+    """A name for an attach that did not give one (names key state dirs and re-attaches)."""
+    return f"{attach_type}-{secrets.token_hex(4)}"
 
 
 def _check_name(name: str) -> None:

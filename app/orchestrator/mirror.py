@@ -8,6 +8,7 @@ truth by one socket round trip.
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -37,6 +38,7 @@ class InstanceMirror:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._listeners: list[Callable[[set[str]], None]] = []
+        self._turn = -1  # round_robin's last pick
 
     # --- lifecycle -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -118,10 +120,18 @@ class InstanceMirror:
         with self._cond:
             return instance_id in self._restarting
 
-    def default_target(self) -> str | None:
-        """Where shorthand routes go: the default instance while it exists, else the oldest
-        running one, else one that is starting."""
+    def default_target(self, policy: str = "fcfs") -> str | None:
+        """Where shorthand routes go (``multiInstance.allocationPolicy``): ``fcfs``, the default
+        instance while it exists, else the oldest running one; ``round_robin``, each running
+        instance in turn; ``random``, any running one. With none running: one that is starting."""
         with self._cond:
+            running = sorted((r for r in self._records.values() if r["status"] == "running"),
+                             key=lambda r: r["startTime"])
+            if running and policy == "round_robin":
+                self._turn = (self._turn + 1) % len(running)
+                return running[self._turn]["id"]
+            if running and policy == "random":
+                return random.choice(running)["id"]
             rec = self._records.get(self.default_id or "")
             if rec is not None:
                 return rec["id"]

@@ -27,10 +27,14 @@ class PortAllocator:
     just gave up is not handed straight to the next one (a client may still be talking to it).
     """
 
-    def __init__(self, start: int, end: int, probe: Callable[[int], bool] = can_bind) -> None:
+    def __init__(self, start: int, end: int, probe: Callable[[int], bool] = can_bind,
+                 skip: frozenset[int] = frozenset()) -> None:
         self.start = start
         self.end = end
         self._probe = probe
+        # The server's own port: free while the manager launches the default instance (gunicorn
+        # binds it after its on_starting hook), so a test bind alone would hand it out.
+        self._skip = skip
         self._reserved: set[int] = set()
         self._cursor = start
         self._lock = threading.Lock()
@@ -41,7 +45,7 @@ class PortAllocator:
             size = self.end - self.start + 1
             for i in range(size):
                 port = self.start + (self._cursor - self.start + i) % size
-                if port in self._reserved or not self._probe(port):
+                if port in self._reserved or port in self._skip or not self._probe(port):
                     continue
                 self._reserved.add(port)
                 self._cursor = port + 1 if port < self.end else self.start
@@ -55,6 +59,9 @@ class PortAllocator:
         if not 1024 <= port <= 65535:
             raise PortUnavailable(f"port {port} is outside 1024-65535", code="bad_port", status=400)
         with self._lock:
+            if port in self._skip:
+                raise PortUnavailable(f"port {port} is the server's own port", code="port_in_use",
+                                      details={"field": "port"})
             if port in self._reserved:
                 raise PortUnavailable(f"port {port} is used by another instance", code="port_in_use")
             if not self._probe(port):

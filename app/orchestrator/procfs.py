@@ -5,6 +5,8 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
 
 @dataclass(frozen=True)
 class Proc:
@@ -45,6 +47,15 @@ def stat(pid: int) -> Proc | None:
         return Proc(pid, fields[0].decode(), int(fields[1]), int(fields[2]))
     except (IndexError, ValueError):
         return None
+
+
+def rss_bytes(pid: int) -> int:
+    """The resident memory of a process (0 once it is gone)."""
+    fields = _read(f"/proc/{pid}/statm").split()
+    try:
+        return int(fields[1]) * _PAGE
+    except (IndexError, ValueError):
+        return 0
 
 
 def processes() -> Iterator[Proc]:

@@ -17,7 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-OPS = ("list", "get", "start", "stop", "restart", "logs", "attach", "events-since")
+OPS = ("list", "get", "start", "stop", "restart", "logs", "attach", "events-since", "metrics", "start-instance",
+       "attach-bridge", "log-lines")
 MAX_LINE = 4 * 1024 * 1024  # a logs answer is the largest; anything longer is a broken peer
 SOCKET_NAME = "manager.sock"
 # sun_path holds 108 bytes on Linux; a deep state dir does not fit, so we go through a dir fd.

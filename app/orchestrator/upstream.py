@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 import requests
 import urllib3
+from flask import g
 from requests.adapters import HTTPAdapter
 from werkzeug.wrappers import Request
 
@@ -52,6 +53,10 @@ class Upstream:
         headers = {k: v for k, v in request.headers.items()
                    if k.lower() not in DROP_REQUEST and not k.lower().startswith("x-pinchtab-")}
         headers["Authorization"] = f"Bearer {token}"
+        agent = g.get("session_agent")
+        if agent:  # an agent session acts as its own agent only, whatever X-Agent-Id it sent
+            headers = {k: v for k, v in headers.items() if k.lower() != "x-agent-id"}
+            headers["X-Agent-Id"] = agent
         if body is not None and not isinstance(body, bytes) and request.content_length is not None:
             headers["Content-Length"] = str(request.content_length)
         url = f"{record['url']}{path}" + (f"?{query}" if query else "")

@@ -66,7 +66,7 @@ def test_defaults_without_any_file(home: Path) -> None:
     assert config.instance_defaults.stealth_level == "light"
     assert config.security.allow_evaluate is False
     assert config.security.allow_file_scheme is False
-    assert config.security.allowed_domains == ("127.0.0.1", "localhost", "::1")
+    assert config.security.allowed_domains == ("*",)  # navigation open; strict IDPI needs a list
     assert config.security.download_max_bytes == 20 * 1024 * 1024
     assert config.security.upload_max_files == 8
     assert config.security.enable_action_guards is True

@@ -101,7 +101,7 @@ def test_patches_accumulate_by_level_and_status_reports_them() -> None:
     assert "WebGLRenderingContext.getParameter" in patches("full")
     s = status("medium", VERSION, product="Chrome/156.0.8078.79")
     assert s["level"] == "medium" and s["levels"] == list(LEVELS)
-    assert s["flags"] == launch_flags("medium", product="Chrome/156.0.8078.79")
+    assert s["launchFlags"] == launch_flags("medium", product="Chrome/156.0.8078.79")
     assert s["patches"] == patches("medium") and s["userAgent"] == REAL_UA
     off = status("off", VERSION)
-    assert off["flags"] == [] and off["patches"] == [] and off["commands"] == [] and off["userAgent"] == ""
+    assert off["launchFlags"] == [] and off["patches"] == [] and off["commands"] == [] and off["userAgent"] == ""

@@ -25,7 +25,7 @@ def evaluate(client, expression):
 
 def test_default_stealth_passes_our_bot_detection_page(stealthy, site):
     status = stealthy.get("/stealth/status").json
-    assert status["level"] == "light" and "--disable-blink-features=AutomationControlled" in status["flags"]
+    assert status["level"] == "light" and "--disable-blink-features=AutomationControlled" in status["launchFlags"]
     nav(stealthy, site.url("bot_detect.html"))
     from support.waits import wait_until
 

@@ -27,6 +27,27 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             # Holds the response for ?ms= (bounded), to test navigate timeouts.
             time.sleep(min(int(q.get("ms", ["1000"])[0]), 10000) / 1000)
             return self._html(f"<title>Slow</title><p>slow page {q.get('ms', [''])[0]}</p>")
+        if url.path == "/site_shop/sitemap.xml":
+            # A sitemap must name absolute URLs, so it is made for this server's own port.
+            host = self.headers.get("Host", "")
+            locs = "".join(f"<url><loc>http://{host}/site_shop/{p}</loc></url>" for p in ("about.html", "products/a.html"))
+            data = ('<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/'
+                    f'sitemap/0.9">{locs}</urlset>').encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return None
+        if url.path == "/headers":
+            # The request's headers as this server got them (to see what interception changed).
+            data = "".join(f"{k}: {v}\n" for k, v in self.headers.items()).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return None
         if url.path == "/echo":
             items = "".join(f"<li>{k}={v[0]}</li>" for k, v in q.items())
             return self._html(f"<title>Echo</title><h1>Echo</h1><ul>{items}</ul>")

@@ -2,6 +2,8 @@
 
 With ``"snap": "compact"`` the answer carries the page's interactive snapshot after the action,
 with ``"snap": "diff"`` what changed since this caller last looked, once the page has settled.
+A step on a leased tab needs its owner (routes/locks.py); none runs while a person has the tab
+(routes/handoff.py). A click that opens a tab says so, and moves the caller there (``autoSwitch``).
 """
 from __future__ import annotations
 
@@ -11,18 +13,23 @@ from typing import Any
 from flask import Response, jsonify
 
 from cdp import snapshot_doc
-from cdp.steps import perform
+from cdp.steps import WINDOW_OPENED, perform
 from cdp.tab import Tab
 
 from ...config import Config
-from ...errors import body as error_body, from_exception
-from ...openapi import Blueprint, tab_route
+from ...errors import body as error_body
+from ...errors import from_exception
+from ...openapi import Blueprint, ErrorSchema, tab_route
 from ...parser import load
+from ..engines import check_engine
 from ..responses import ActionResponse, ActionsResponse
 from ..schemas import ActionRequest, ActionSchema, ActionsSchema
 from .common import caller, on_tab, state, tab
+from .locks import check_access, request_owner
 
 bp = Blueprint("actions", __name__)
+
+OPENED_TAB_WAIT_S = 3.0  # a page said it opens a window: how long Chrome gets to report the tab
 
 
 def run_step(t: Tab, req: ActionRequest, cfg: Config) -> dict[str, Any]:
@@ -45,6 +52,8 @@ def step_timeout(req: ActionRequest, cfg: Config) -> float:
 
 def _action(req: ActionRequest) -> Response:
     target, view, cfg = tab(req.tab_id), caller().view, state().config
+    check_step(target, req)
+    known = page_ids()
 
     def job(t: Tab) -> dict[str, Any]:
         if req.snap == "diff":
@@ -54,12 +63,77 @@ def _action(req: ActionRequest) -> Response:
             out.update(snapshot_doc.after_action(t, req.snap, view))
         return out
 
-    return jsonify(on_tab(target, job, step_timeout(req, cfg)))
+    out = on_tab(target, job, step_timeout(req, cfg))
+    adopt_opened_tab(target, out["result"], req.auto_switch, known)
+    return jsonify(out)
+
+
+def check_step(t: Tab, req: ActionRequest, owner: str | None = None) -> None:
+    """What must hold before a step runs on ``t``: its engine exists here, no other owner leases the
+    tab (423), no person has it (409)."""
+    check_engine(state().config, req.browser)
+    check_access(t, request_owner(req.owner or owner))
+
+
+def page_ids() -> set[str]:
+    """The page targets open now (so that a tab a step opens can be told apart)."""
+    return {p["targetId"] for p in state().ensure(caller()).pages()}
+
+
+def adopt_opened_tab(t: Tab, result: dict[str, Any], auto_switch: bool, known: set[str]) -> None:
+    """A step whose page opened a tab reports it (``openedTab``); with ``auto_switch`` the new tab
+    becomes the caller's current one (``switchedToTab``), so the agent's next call lands there."""
+    if not result.pop(WINDOW_OPENED, False):
+        return
+    st, who = state(), caller()
+    browser = st.ensure(who)
+    opened = browser.opened_by(t.id, known, OPENED_TAB_WAIT_S)
+    if opened is None:
+        return  # a popup the browser blocked, or a download: no tab to report
+    result["openedTab"] = opened
+    if auto_switch:
+        new = st.mark(browser.tab(opened), who)
+        new.run(lambda: new.call("Page.bringToFront"), 10)  # in a window, the person watching sees it too
+        who.tab_id = t.id  # the answer still names the tab the step ran on
+        result["switchedToTab"] = opened
+
+
+def run_batch(steps: list[dict[str, Any]], tab_id: str | None, owner: str | None, stop_on_error: bool,
+              timeout_s: float | None = None) -> tuple[dict[str, Any], Tab | None]:
+    """Run ``steps`` in order, each reported in its place; the answer of /actions and /macro, and the
+    tab of the last step that ran."""
+    cfg = state().config
+    results: list[dict[str, Any]] = []
+    last_tab: Tab | None = None
+    for i, raw in enumerate(steps):
+        try:
+            tab_of_step = raw.get("tabId") or tab_id
+            req: ActionRequest = load(ActionSchema, {**raw, "tabId": tab_of_step} if tab_of_step else raw)
+            target = tab(req.tab_id)
+            last_tab = target
+            check_step(target, req, owner)
+            known = page_ids()
+            result = on_tab(target, lambda t, req=req: run_step(t, req, cfg), timeout_s or step_timeout(req, cfg))
+            adopt_opened_tab(target, result, req.auto_switch, known)
+            results.append({"index": i, "success": True, "result": result})
+        except Exception as exc:  # a failed step is reported in its place, not as the request's error
+            err = from_exception(exc)
+            if err is None:
+                raise
+            results.append({"index": i, "success": False, **error_body(err)})
+            if stop_on_error:
+                break
+    ok = sum(1 for r in results if r["success"])
+    total = len(steps)
+    return {"results": results, "total": total, "successful": ok, "failed": total - ok}, last_tab
 
 
 @tab_route(bp, "/action", methods=["POST"])
 @bp.arguments(ActionSchema)
 @bp.response(200, ActionResponse)
+@bp.alt_response(423, schema=ErrorSchema, description="another owner leases the tab (tab_locked)")
+@bp.alt_response(409, schema=ErrorSchema, description="a person has the tab (tab_paused_handoff), the element is "
+                                                      "covered (element_occluded), a stale ref, a navigation, ...")
 def action(req: ActionRequest, tab_id: str | None) -> Response:
     """One action on an element, by ref, selector, nodeId or point."""
     return _action(req)
@@ -68,6 +142,7 @@ def action(req: ActionRequest, tab_id: str | None) -> Response:
 @tab_route(bp, "/action", methods=["GET"])
 @bp.arguments(ActionSchema, location="query")
 @bp.response(200, ActionResponse)
+@bp.alt_response(423, schema=ErrorSchema, description="another owner leases the tab (tab_locked)")
 def action_by_query(req: ActionRequest, tab_id: str | None) -> Response:
     """``POST /action`` with its fields in the query."""
     return _action(req)
@@ -78,30 +153,11 @@ def action_by_query(req: ActionRequest, tab_id: str | None) -> Response:
 @bp.response(200, ActionsResponse)
 def actions(batch: dict[str, Any], tab_id: str | None) -> Response:
     """A batch of actions, each reported in its place (``stopOnError`` ends it at the first failure)."""
-    view, cfg = caller().view, state().config
-    results: list[dict[str, Any]] = []
-    last_tab: Tab | None = None
+    view = caller().view
     if batch["snap"] == "diff":
         first = tab(batch.get("tabId") or (batch["actions"][0].get("tabId") if batch["actions"] else None))
         on_tab(first, lambda t: snapshot_doc.ensure_view(t, view))
-    for i, raw in enumerate(batch["actions"]):
-        try:
-            tab_of_step = raw.get("tabId") or batch.get("tabId")
-            req: ActionRequest = load(ActionSchema, {**raw, "tabId": tab_of_step} if tab_of_step else raw)
-            target = tab(req.tab_id)
-            last_tab = target
-            results.append({"index": i, "success": True,
-                            "result": on_tab(target, lambda t, req=req: run_step(t, req, cfg), step_timeout(req, cfg))})
-        except Exception as exc:  # a failed step is reported in its place, not as the request's error
-            err = from_exception(exc)
-            if err is None:
-                raise
-            results.append({"index": i, "success": False, **error_body(err)})
-            if batch["stopOnError"]:
-                break
-    ok = sum(1 for r in results if r["success"])
-    total = len(batch["actions"])
-    out: dict[str, Any] = {"results": results, "total": total, "successful": ok, "failed": total - ok}
+    out, last_tab = run_batch(batch["actions"], batch.get("tabId"), batch.get("owner"), batch["stopOnError"])
     if batch["snap"]:
         last = last_tab or tab(batch.get("tabId"))
         out.update(on_tab(last, lambda t: snapshot_doc.after_action(t, batch["snap"], view)))

@@ -9,8 +9,9 @@ from flask import current_app, g
 
 from cdp.tab import Tab
 
-from ... import urls
+from ... import netguard, urls
 from ...errors import BadRequest, Forbidden
+from .. import idpi_hooks
 from ..browser_state import BrowserState, Caller
 
 View = TypeVar("View", bound=Callable[..., Any])
@@ -56,7 +57,8 @@ def before_reading(check: Callable[[], None]) -> Callable[[View], View]:
 
 def check_url(url: str, field: str = "url") -> str:
     """The URL to hand the browser: http(s) with a valid host and port, about:blank, file: only when
-    allowed. 400 ``bad_url`` naming the problem otherwise (``app.urls`` is the one parser)."""
+    allowed. 400 ``bad_url`` naming the problem otherwise (``app.urls`` is the one parser); a host
+    off ``security.allowedDomains`` is refused or flagged by the IDPI policy."""
     try:
         parsed = urls.parse(url)
     except urls.BadURL as exc:
@@ -64,4 +66,14 @@ def check_url(url: str, field: str = "url") -> str:
     if parsed.scheme == "file" and not state().config.security.allow_file_scheme:
         raise Forbidden("file: URLs are disabled; enable security.allowFileScheme in config",
                         code="file_scheme_disabled", details={"setting": "security.allowFileScheme"})
+    idpi_hooks.check_navigation(parsed.text)
+    if parsed.host:
+        allowlist = state().config.security.allowed_domains
+        try:
+            netguard.check_navigation_host(parsed.host, allowlist,
+                                           current_app.extensions.get(netguard.RESOLVER_EXTENSION,
+                                                                      netguard.system_resolver))
+        except netguard.UnsafeURL as exc:
+            raise Forbidden(exc.message, code="navigation_blocked",
+                            details={"field": field, "host": exc.host, "setting": "security.allowedDomains"}) from None
     return parsed.text

@@ -8,14 +8,16 @@ from typing import Any
 
 from flask import Response, jsonify, request
 
-from cdp import elements, selectors
+from cdp import content, elements, selectors
 from cdp.navigation import page_info
 from cdp.pdf import print_to_pdf
 from cdp.tab import Tab
 
 from ...files import output_file, saved, stamp, write_atomic
+from ...idpi import corpus
 from ...openapi import BINARY, Blueprint, ErrorSchema, tab_route
 from ...parser import load
+from .. import idpi_hooks
 from ..responses import (
     AttrResponse,
     BoxResponse,
@@ -23,9 +25,9 @@ from ..responses import (
     CountResponse,
     EnabledResponse,
     HtmlResponse,
-    InlineFileResponse,
     PageInfoResponse,
-    SavedFileResponse,
+    PdfResponse,
+    SavedPdfResponse,
     StylesResponse,
     ValueResponse,
     VisibleResponse,
@@ -177,7 +179,7 @@ PRINT_FAILED = "Chrome could not print the page (pdf_failed); options it refuses
 @bp.alt_response(502, schema=ErrorSchema, description=PRINT_FAILED)
 @bp.arguments(PdfQuerySchema, location="query")
 @bp.alt_response(200, content_type="application/pdf", schema=BINARY)
-@bp.response(200, {"oneOf": [InlineFileResponse, SavedFileResponse]},
+@bp.response(200, {"oneOf": [PdfResponse, SavedPdfResponse]},
              description="the PDF in base64, where it was written (output=file), or itself (raw=true)")
 def pdf(req: dict[str, Any], tab_id: str | None) -> Response:
     """The page as PDF.
@@ -191,7 +193,7 @@ def pdf(req: dict[str, Any], tab_id: str | None) -> Response:
 @bp.alt_response(502, schema=ErrorSchema, description=PRINT_FAILED)
 @bp.arguments(PdfBodySchema, required=False)
 @bp.alt_response(200, content_type="application/pdf", schema=BINARY)
-@bp.response(200, {"oneOf": [InlineFileResponse, SavedFileResponse]},
+@bp.response(200, {"oneOf": [PdfResponse, SavedPdfResponse]},
              description="the PDF in base64, where it was written (output=file), or itself (raw=true)")
 def pdf_by_body(body: dict[str, Any], tab_id: str | None) -> Response:
     """``GET /pdf`` with options in the body too (the query's parameters are read as well; the body wins)."""
@@ -203,10 +205,23 @@ def _pdf(req: dict[str, Any]) -> Response:
         if req["output"] == "file" else None
     options = {k: req[k] for k in _PRINT_OPTIONS if req[k] not in ("", None)}
     printed = tab(req.get("tabId"))
+    policy = idpi_hooks.policy()  # read here: the job runs on the tab's worker, outside the request
+
+    def page_words(t: Tab) -> tuple[str, str]:
+        """The page's title, URL and text (what the PDF says, for the IDPI scanner), and its URL."""
+        info = page_info(t)
+        if not policy.scans:
+            return "", info["url"]
+        text = content.text(t, raw=True, timeout_s=policy.scan_timeout_s)
+        return corpus([info["title"], info["url"], text]), info["url"]
+
+    # Scanned before printing: a refused page is never written anywhere.
+    words, url = on_tab(printed, page_words)
+    warning = idpi_hooks.screen(words, url)
     data = on_tab(printed, lambda t: print_to_pdf(t, options))  # Chrome's refusals: 400 / 502 (app.errors)
     if target is not None:
         size = write_atomic(target, data)
-        return jsonify(saved(target, size, "pdf"))
+        return jsonify({**saved(target, size, "pdf"), **warning})
     if req["raw"]:
         return Response(data, content_type="application/pdf")
-    return jsonify({"format": "pdf", "base64": base64.b64encode(data).decode()})
+    return jsonify({"format": "pdf", "base64": base64.b64encode(data).decode(), **warning})

@@ -6,13 +6,16 @@ from typing import Any
 
 from flask import Response, jsonify
 
-from cdp import selectors, snapshot as snap, waits
+from cdp import content, selectors, snapshot as snap, waits
 from cdp.errors import BadSelector
 from cdp.find import match
+from cdp.navigation import page_info
 from cdp.tab import Tab
 
 from ...errors import BadRequest, disabled
+from ...idpi import corpus
 from ...openapi import Blueprint, tab_route
+from .. import idpi_hooks
 from ..responses import FindResponse, WaitResponse
 from ..schemas import FindSchema, WaitSchema
 from .common import on_tab, state, tab
@@ -27,7 +30,16 @@ MODES = ("selector", "text", "notText", "url", "load", "fn")
 def find(req: dict[str, Any], tab_id: str | None) -> Response:
     """Which element a description means."""
     target = tab(req.get("tabId"))
-    return jsonify(on_tab(target, lambda t: locate(t, req)))
+    policy = idpi_hooks.policy()  # read here: the job runs on the tab's worker, outside the request
+
+    def run(t: Tab) -> tuple[dict[str, Any], str, str]:
+        found = locate(t, req)
+        # The matches' names and the page's text: what an agent reading the answer acts on.
+        page = content.text(t, raw=True, timeout_s=policy.scan_timeout_s) if policy.scans else ""
+        return found, corpus([m.get("name", "") for m in found["matches"]] + [page]), page_info(t)["url"]
+
+    found, said, url = on_tab(target, run)
+    return jsonify({**found, **idpi_hooks.screen(said, url)})
 
 
 def locate(tab: Tab, req: dict[str, Any]) -> dict[str, Any]:
@@ -71,7 +83,8 @@ def wait(req: dict[str, Any], tab_id: str | None) -> Response:
         raise disabled("evaluate", "security.allowEvaluate")
     element_state = {"attached": "visible", "detached": "hidden"}.get(req["state"], req["state"])
     target = tab(req.get("tabId"))
-    check = waits.condition(target, mode, req[mode], state=element_state)  # a bad selector is a 400 before waiting
+    # A bad selector is a 400 before waiting.
+    check = waits.condition(target, mode, req[mode], state=element_state, idle_ms=req["idleFor"])
     ok = on_tab(target, lambda t: waits.poll(t, check, timeout_ms / 1000), timeout_ms / 1000 + 5)
     elapsed = int((time.monotonic() - started) * 1000)
     if ok:

@@ -10,13 +10,18 @@ from cdp import navigation
 from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
 from cdp.tab import Tab
 
+from ...config.settings import InstanceDefaultsConfig
 from ...openapi import Blueprint, tab_route
+from ..engines import check_engine
 from ..responses import PageInfoResponse
 from ..schemas import NavigateSchema, TabQuerySchema
 from .common import caller, check_url, on_tab, state, tab
 
 bp = Blueprint("navigation", __name__)
 NEW_TAB_TIMEOUT_S = 30.0
+MAX_TIMEOUT_S = 120.0
+MAX_WAIT_TITLE_S = 30.0
+BANNER_S = 2.0  # what dismissBanners may add to a navigation, at most
 
 
 @tab_route(bp, "/navigate", methods=["POST"])
@@ -35,10 +40,19 @@ def navigate_by_query(req: dict[str, Any], tab_id: str | None) -> Response:
     return _navigate(req, tab_id)
 
 
+def blocked_kinds(req: dict[str, Any], defaults: InstanceDefaultsConfig) -> list[str]:
+    """The resource kinds this navigation refuses: the request's block* fields, else instanceDefaults'."""
+    asked = {"images": req.get("blockImages"), "media": req.get("blockMedia"), "ads": req.get("blockAds")}
+    return [kind for kind, on in asked.items() if (getattr(defaults, f"block_{kind}") if on is None else on)]
+
+
 def _navigate(req: dict[str, Any], tab_id: str | None) -> Response:
     url = check_url(req["url"])
     st, who = state(), caller()
-    timeout_s = req.get("timeout") or st.config.timeouts.navigate_sec
+    check_engine(st.config, req.get("browser"))
+    timeout_s = min(req.get("timeout") or st.config.timeouts.navigate_sec, MAX_TIMEOUT_S)
+    wait_title_s = min(req["waitTitle"], MAX_WAIT_TITLE_S)
+    blocks = blocked_kinds(req, st.config.instance_defaults)
     fresh = False
     if tab_id is not None or (req.get("tabId") and not req["newTab"]):
         target = tab(req["tabId"])
@@ -49,9 +63,18 @@ def _navigate(req: dict[str, Any], tab_id: str | None) -> Response:
         fresh = True
         if req.get("timeout") is None:
             timeout_s = min(timeout_s, NEW_TAB_TIMEOUT_S)
+    def run(t: Tab) -> dict[str, str]:
+        t.intercept.block(blocks)  # before the first request of the page
+        info = navigation.navigate(t, url, timeout_s=timeout_s, wait_for=req["waitFor"],
+                                   wait_selector=req["waitSelector"])
+        if wait_title_s and navigation.wait_title(t, wait_title_s):
+            info = navigation.page_info(t)
+        if req["dismissBanners"] and navigation.dismiss_banners(t):
+            info = navigation.page_info(t)
+        return info
+
     try:
-        info = target.run(lambda: navigation.navigate(target, url, timeout_s=timeout_s, wait_for=req["waitFor"],
-                                                      wait_selector=req["waitSelector"]), timeout_s + 2)
+        info = target.run(lambda: run(target), timeout_s + wait_title_s + BANNER_S + 2)
     except Exception:
         if fresh:  # a tab we opened for a navigation that failed is closed again
             browser = st.browser

@@ -9,6 +9,7 @@ from cdp import snapshot_doc
 
 from ...files import output_file, saved, stamp, write_atomic
 from ...openapi import TEXT, Blueprint, tab_route
+from .. import idpi_hooks
 from ..responses import SavedFileResponse, SnapshotResponse
 from ..schemas import SnapshotQuerySchema
 from .common import caller, on_tab, state, tab
@@ -36,6 +37,8 @@ def snapshot(req: dict[str, Any], tab_id: str | None) -> Response:
                                                       depth=req["depth"], max_tokens=req["maxTokens"],
                                                       after=req["after"], diff=req["diff"], caller=view),
                  req.get("timeout"))
+    doc.doc.update(idpi_hooks.screen(idpi_hooks.node_text(doc.doc), doc.doc["url"]))
+    doc.doc.update(idpi_hooks.untrusted())
     body, fmt = snapshot_doc.render(doc)
     if req["output"] == "file":
         path = output_file(state().config.server.state_dir, req["path"], f"snapshots/snapshot-{stamp()}.{EXT[fmt]}")

@@ -1,11 +1,13 @@
 """Saved state (off unless security.allowStateExport): cookies plus the current origin's storage,
 kept as JSON files in ``<stateDir>/sessions`` (0600, written atomically).
 
-``POST /state/save``, ``POST /state/load``, ``GET /state/list``, ``GET /state/show``,
-``DELETE /state``, ``POST /state/clean``. A state name is one safe file name (the schema checks
-it). Every lookup (exact, prefix, list, show, delete, clean) sees only regular files directly in
-the sessions folder (:func:`app.files.contained`): a symlink planted there, wherever it points,
-is not a saved state.
+``GET /state`` (the tab's live state), ``POST /state/save``, ``POST /state/load``,
+``GET /state/list``, ``GET /state/show``, ``DELETE /state``, ``POST /state/clean``. With
+``encrypt: true`` a state is sealed with AES-256-GCM (``app.state_cipher``) under
+security.stateEncryptionKey; load and show open it with the same key. A state name is one safe
+file name (the schema checks it). Every lookup (exact, prefix, list, show, delete, clean) sees
+only regular files directly in the sessions folder (:func:`app.files.contained`): a symlink
+planted there, wherever it points, is not a saved state.
 """
 from __future__ import annotations
 
@@ -19,12 +21,16 @@ from flask import Response, jsonify
 
 from cdp import storage
 from cdp.cookies import all_cookies, restore_cookies
+from cdp.navigation import page_info
+from cdp.page import evaluate
 from cdp.tab import Tab
 
+from ... import state_cipher
 from ...errors import APIError, BadRequest, NotFound, disabled
 from ...files import contained, entries, inside, read_contained, stamp, write_atomic
 from ...openapi import Blueprint, ErrorSchema
 from ..responses import (
+    LiveStateResponse,
     StateCleanedResponse,
     StateDeletedResponse,
     StateListResponse,
@@ -32,7 +38,7 @@ from ..responses import (
     StateRecordResponse,
     StateSavedResponse,
 )
-from ..schemas import StateCleanSchema, StateLoadSchema, StateNameQuerySchema, StateSaveSchema
+from ..schemas import StateCleanSchema, StateLoadSchema, StateNameQuerySchema, StateSaveSchema, TabQuerySchema
 from .common import before_reading, on_tab, state, tab
 
 bp = Blueprint("state", __name__)
@@ -114,6 +120,30 @@ def _find(name: str) -> tuple[Path, dict[str, Any]]:
     return path, record
 
 
+def _key() -> str:
+    """The passphrase encrypted states are sealed with; 400 when none is configured."""
+    key = state().config.security.state_encryption_key
+    if not key:
+        raise BadRequest("encrypted state needs a key: set security.stateEncryptionKey in the config or "
+                         "PINCHTAB_STATE_KEY in the environment", code="state_key_required",
+                         details={"setting": "security.stateEncryptionKey"})
+    return key
+
+
+def _opened(path: Path, record: dict[str, Any]) -> dict[str, Any]:
+    """A state's record, unsealed with the configured key when it was saved encrypted."""
+    if not state_cipher.is_sealed(record):
+        return record
+    try:
+        return state_cipher.unseal(record, _key())
+    except state_cipher.WrongKey:
+        raise BadRequest(f"state {path.stem!r} is encrypted and the configured key does not open it (another "
+                         "key, or the file was changed)", code="bad_state_key",
+                         details={"name": path.stem, "setting": "security.stateEncryptionKey"}) from None
+    except state_cipher.BadEnvelope as exc:
+        raise APIError(f"state file {path.name} cannot be read: {exc}", status=500, code="state_corrupt") from None
+
+
 @bp.route("/state/save", methods=["POST"])
 @before_reading(_enabled)
 @bp.arguments(StateSaveSchema, required=False)
@@ -121,20 +151,42 @@ def _find(name: str) -> tuple[Path, dict[str, Any]]:
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
 def save(req: dict[str, Any]) -> Response:
     """Save cookies and the current origin's storage as a named state."""
-    if req["encrypt"]:
-        raise BadRequest("encryption needs PINCHTAB_STATE_KEY, and encrypted state files are not implemented "
-                         "yet; save without encrypt", code="encryption_unavailable", details={"field": "encrypt"})
+    key = _key() if req["encrypt"] else ""
     name = req.get("name") or f"state-{stamp()}"
     path = _file_of(name)
     target = tab(req.get("tabId"))
     cookies, store = on_tab(target, lambda t: (all_cookies(t), storage.read_storage(t)))
     per_origin = {store["origin"]: {"local": store["local"], "session": store["session"]}} if store else {}
     record = {"version": VERSION, "name": name, "savedAt": _now_iso(), "origins": list(per_origin),
-              "cookies": cookies, "storage": per_origin, "metadata": req["metadata"], "encrypted": False}
-    write_atomic(path, json.dumps(record, ensure_ascii=False, indent=1).encode("utf-8"), mode=0o600,
+              "cookies": cookies, "storage": per_origin, "metadata": req["metadata"], "encrypted": bool(key)}
+    written = state_cipher.seal(record, key) if key else record
+    write_atomic(path, json.dumps(written, ensure_ascii=False, indent=1).encode("utf-8"), mode=0o600,
                  what=f"saved state {name!r}")
     return jsonify({"name": name, "path": str(path), "cookies": len(cookies), "origins": list(per_origin),
-                    "encrypted": False})
+                    "encrypted": bool(key)})
+
+
+@bp.route("/state", methods=["GET"])
+@before_reading(_enabled)
+@bp.arguments(TabQuerySchema, location="query")
+@bp.response(200, LiveStateResponse)
+@bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
+def live(req: dict[str, Any]) -> Response:
+    """The tab's state as it is now: every cookie, the current origin's storage, the page and its user agent."""
+    target = tab(req.get("tabId"))
+
+    def read(t: Tab) -> tuple[list[dict[str, Any]], dict[str, Any] | None, dict[str, str], str]:
+        info = page_info(t)
+        main = t.frames.get(t.main_frame_id or "")
+        agent = evaluate(t, main, "navigator.userAgent") if main is not None else ""
+        return all_cookies(t), storage.read_storage(t), info, agent or ""
+
+    cookies, store, info, agent = on_tab(target, read)
+    per_origin = {store["origin"]: {"local": store["local"], "session": store["session"]}} if store else {}
+    origin = store["origin"] if store else ""
+    return jsonify({"tabId": target.id, "url": info["url"], "title": info["title"], "origins": list(per_origin),
+                    "cookies": cookies, "storage": per_origin,
+                    "metadata": {"url": info["url"], "title": info["title"], "origin": origin, "userAgent": agent}})
 
 
 @bp.route("/state/load", methods=["POST"])
@@ -144,10 +196,8 @@ def save(req: dict[str, Any]) -> Response:
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
 def load(req: dict[str, Any]) -> Response:
     """Restore a saved state (exact name or prefix, newest wins)."""
-    _, record = _find(req["name"])
-    if record.get("encrypted"):
-        raise BadRequest("this state is encrypted; encrypted state files are not implemented yet",
-                         code="encryption_unavailable")
+    path, record = _find(req["name"])
+    record = _opened(path, record)
     saved_cookies = [c for c in record.get("cookies") or [] if isinstance(c, dict)]
     per_origin = record.get("storage") if isinstance(record.get("storage"), dict) else {}
     target = tab(req.get("tabId"))
@@ -199,7 +249,8 @@ def _iso(ts: float) -> str:
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
 def show(req: dict[str, Any]) -> Response:
     """One saved state, cookie values masked unless reveal=true."""
-    _, record = _find(req["name"])
+    path, record = _find(req["name"])
+    record = _opened(path, record)
     if not req["reveal"]:
         record["cookies"] = [{**c, "value": MASK} if isinstance(c, dict) else c for c in record.get("cookies") or []]
     return jsonify(record)

@@ -27,8 +27,9 @@ def health() -> tuple[Response, int]:
 @bp.response(200, TabsResponse)
 def list_tabs() -> Response:
     """The open tabs, the caller's current tab first."""
+    st = state()
     tabs = [{"id": p["targetId"], "url": p.get("url", ""), "title": p.get("title", ""), "type": "page",
-             "status": "active"} for p in state().visible_pages(caller())]
+             **st.guards.describe(p["targetId"])} for p in st.visible_pages(caller())]
     return jsonify({"tabs": tabs})
 
 

@@ -45,6 +45,7 @@ from ...parser import parser, with_path_tab
 from ..responses import DownloadResponse, DownloadSavedResponse, UploadResponse
 from ..schemas import DownloadQuerySchema, UploadSchema
 from .common import before_reading, caller, on_tab, state, tab
+from .locks import check_access, request_owner
 
 bp = Blueprint("transfer", __name__)
 
@@ -59,7 +60,7 @@ READ_CHUNK = 1 << 20
 INTERNAL_SPACES = frozenset({"Loopback", "Local", "Private"})
 CONNECTED_INFO_WAIT_S = 0.5  # it comes before the paused response; a cache hit has none
 #: ``app.extensions`` key of the name resolver the download policy uses (tests put a stub there).
-RESOLVER_KEY = "pinchtab.resolver"
+RESOLVER_KEY = netguard.RESOLVER_EXTENSION
 _OWNER_KEY = "pinchtab.upload_owner"
 _DATA_URL = re.compile(r"^data:(?P<meta>[^,]*),(?P<data>.*)$", re.S | re.I)
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -113,6 +114,7 @@ def upload(req: dict[str, Any], tab_id: str | None) -> Response:
                          "(security.uploadMaxTotalBytes)", code="upload_too_large",
                          details={"maxBytes": sec.upload_max_total_bytes, "setting": "security.uploadMaxTotalBytes"})
     target = tab(req.get("tabId") or _query_tab())
+    check_access(target, request_owner(req.get("owner")), handoff=False)
     owner = _owner()
     try:
         sweep_staging(uploads, owner, lambda: {p["targetId"] for p in state().ensure(caller()).pages()})
@@ -304,6 +306,9 @@ def download(req: dict[str, Any], tab_id: str | None) -> Response:
     sec = st.config.security
     resolver = current_app.extensions.get(RESOLVER_KEY, netguard.system_resolver)
     policy = netguard.Policy.for_download(sec.download_allowed_domains, sec.allowed_domains, resolver)
+    if req.get("tabId"):
+        # An unknown tab is a 404, as everywhere; a tab leased to another owner, 423.
+        check_access(tab(req["tabId"]), request_owner(), handoff=False)
     url = req["url"].strip()
     try:
         netguard.check_url(url, policy)
@@ -315,8 +320,6 @@ def download(req: dict[str, Any], tab_id: str | None) -> Response:
     if req["output"] == "file":
         default = f"{DOWNLOADS}/{stamp()}-{safe_name(urlsplit(url).path, 'download')}"
         out_path = inside(st.config.server.state_dir, req["path"] or None, default)
-    if req.get("tabId"):
-        tab(req["tabId"])  # an unknown tab is a 404, as everywhere
     browser = st.ensure(caller())
     max_bytes = sec.download_max_bytes
     # A throwaway tab of the same browser (its cookies), so the caller's page is left as it is.

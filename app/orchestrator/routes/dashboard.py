@@ -46,6 +46,12 @@ def page() -> Response:
     return _serve("index.html")
 
 
+@bp.get("/login")
+def login_page() -> Response:
+    """The login page: the dashboard, which asks for the token once and then keeps a cookie."""
+    return _serve("index.html")
+
+
 @bp.get("/dashboard/")
 def page_slash() -> Response:
     return redirect("/dashboard", code=308)

@@ -441,20 +441,21 @@ def _connect(record: dict[str, Any], token: str, session_id: str, origin: str | 
     except websocket.WebSocketBadStatusException as exc:
         if exc.status_code == 404:
             debug_state().owners.forget(session_id)
-        raise _refusal(exc, record["id"]) from None
+        raise refusal(exc, record["id"]) from None
     except (websocket.WebSocketException, OSError) as exc:
         log.warning("instance %s: debug WebSocket failed: %s", record["id"], type(exc).__name__)
         raise APIError(f"instance {record['id']} is unreachable", status=502, code="instance_unreachable",
                        retryable=True, details={"instanceId": record["id"]}) from None
 
 
-def _refusal(exc: websocket.WebSocketBadStatusException, instance: str) -> APIError:
+def refusal(exc: websocket.WebSocketBadStatusException, instance: str) -> APIError:
+    """An instance's refusal of a relayed WebSocket, as the caller's answer (the screencast's too)."""
     try:
         data = json.loads(exc.resp_body or b"{}")
     except ValueError:
         data = {}
     if exc.status_code not in PASSED_THROUGH or not isinstance(data, dict):
-        return APIError(f"instance {instance} refused the debug WebSocket ({exc.status_code})", status=502,
+        return APIError(f"instance {instance} refused the WebSocket ({exc.status_code})", status=502,
                         code="instance_refused", details={"instanceId": instance, "status": exc.status_code})
     retry = (exc.resp_headers or {}).get("retry-after")
     return APIError(str(data.get("error") or "refused by the instance"), status=exc.status_code,

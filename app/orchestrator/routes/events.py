@@ -1,4 +1,5 @@
-"""GET /api/events: instance lifecycle events as Server-Sent Events.
+"""GET /api/events: instance lifecycle events as Server-Sent Events (and each instance's output,
+``GET /instances/{id}/logs/stream``).
 
 Each event is ``id: <n>``, ``event: instance.started`` (``stopped``, ``error``, ``attached``) and
 ``data: {"type", "instance"}``. ``Last-Event-ID`` resumes from the manager's ring; without it the
@@ -15,13 +16,14 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Flask, Response, current_app, request
+from flask import Flask, Response, current_app, g, request
 from flask.blueprints import BlueprintSetupState
 
-from ...errors import BadRequest
+from ...errors import APIError, BadRequest, Unavailable
 from ...openapi import Blueprint
 from ..errors import ManagerUnavailable
 from ..state import server_state
+from .schemas import LogStreamQuerySchema
 
 bp = Blueprint("events", __name__)
 
@@ -83,3 +85,54 @@ def events() -> Response:
 
     return Response(stream(), mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+LOG_POLL_S = 0.5
+MAX_LOG_STREAMS = 8  # each holds a request thread: the rest stay free for ordinary calls
+_log_streams = threading.BoundedSemaphore(MAX_LOG_STREAMS)
+
+
+@bp.get("/instances/<instance_id>/logs/stream")
+@bp.arguments(LogStreamQuerySchema, location="query")
+@bp.response(200, content_type="text/event-stream",
+             description="event: log, data: {line}, one per line the instance prints; ends with event: end")
+def instance_log_stream(req: dict[str, Any], instance_id: str) -> Response:
+    """The instance's output as it is printed (Server-Sent Events), after its last ``lines`` lines.
+
+    Ends when the instance is gone, after 30 minutes, or when the server shuts down.
+    """
+    client = server_state().client
+    stopping: threading.Event = current_app.extensions[_STOPPING]
+    last = client.log_lines(instance_id, None)["last"]  # a 404 for an unknown instance, before the 200
+    if not _log_streams.acquire(blocking=False):
+        g.retry_after_s = 5
+        raise Unavailable(f"at most {MAX_LOG_STREAMS} log streams at once", code="too_many_streams", retryable=True)
+    start = max(0, last - req["lines"])
+
+    def stream() -> Iterator[str]:
+        yield f"retry: {RETRY_MS}\n\n"
+        cursor = start
+        deadline = time.monotonic() + MAX_STREAM_S
+        heartbeat = time.monotonic() + HEARTBEAT_S
+        while time.monotonic() < deadline and not stopping.is_set():
+            try:
+                res = client.log_lines(instance_id, cursor)
+            except (ManagerUnavailable, APIError) as exc:
+                yield f"event: end\ndata: {json.dumps({'reason': getattr(exc, 'message', str(exc))})}\n\n"
+                return
+            for n, line in enumerate(res["lines"], start=res["last"] - len(res["lines"]) + 1):
+                yield f"id: {n}\nevent: log\ndata: {json.dumps({'line': line}, ensure_ascii=False)}\n\n"
+            if res["lines"]:
+                heartbeat = time.monotonic() + HEARTBEAT_S
+            elif time.monotonic() >= heartbeat:
+                yield ": heartbeat\n\n"
+                heartbeat = time.monotonic() + HEARTBEAT_S
+            cursor = res["last"]
+            stopping.wait(LOG_POLL_S)
+        yield f"event: end\ndata: {json.dumps({'reason': 'server stopping' if stopping.is_set() else 'time'})}\n\n"
+
+    resp = Response(stream(), mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    # On close, not in the generator: a stream closed before its first chunk never runs a finally.
+    resp.call_on_close(_log_streams.release)
+    return resp

@@ -4,18 +4,22 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from flask import Response, jsonify
+from flask import Response, current_app, jsonify, request
 
+from ... import auth
 from ...api.responses import PageInfoResponse
+from ...config import Config
 from ...errors import APIError, BadRequest
 from ...openapi import Blueprint, package_version
 from ..errors import ManagerUnavailable
 from ..state import server_state
-from .profiles import store
+from .profiles import is_temporary, store
 from .schemas import (
+    AttachBridgeSchema,
     AttachResponse,
     AttachSchema,
     InstanceLogsQuerySchema,
+    InstanceMetrics,
     InstanceRecord,
     InstanceStartSchema,
     InstanceTab,
@@ -25,6 +29,7 @@ from .schemas import (
     ProfileStoppedResponse,
     ServerHealthResponse,
 )
+from .server import agent_count, cached, restart_reasons
 
 bp = Blueprint("instances", __name__)
 
@@ -47,7 +52,41 @@ def health() -> Response | tuple[Response, int]:
     default = st.mirror.get(st.mirror.default_id or "")
     body["instances"] = len(records)
     body["defaultInstance"] = {"id": default[0]["id"], "status": default[0]["status"]} if default else None
+    body["profiles"] = cached("profiles", lambda: sum(not is_temporary(p["name"]) for p in store().list()))
+    agents = agent_count()
+    if agents is not None:
+        body["agents"] = agents
+    reasons = restart_reasons(current_app)
+    body["restartRequired"] = bool(reasons)
+    if reasons:
+        body["restartReasons"] = list(reasons)
+    if _authenticated():
+        body["security"] = security_summary(st.config)
     return jsonify(body)
+
+
+def _authenticated() -> bool:
+    """Whether the caller of a public route sent good credentials (the header or the login cookie)."""
+    if not server_state().config.server.token:
+        return True  # no token: every caller is trusted (loopback only)
+    try:
+        return auth.authenticate(current_app, request) is not None
+    except APIError:
+        return False
+
+
+def security_summary(config: Config) -> dict[str, Any]:
+    """What the policy lets agents do: the capability switches that are on, and the allowlists."""
+    sec = config.security
+    gates = {"evaluate": sec.allow_evaluate, "cookies": sec.allow_cookies, "download": sec.allow_download,
+             "upload": sec.allow_upload, "stateExport": sec.allow_state_export, "fileScheme": sec.allow_file_scheme,
+             "macro": sec.allow_macro, "screencast": sec.allow_screencast, "clipboard": sec.allow_clipboard,
+             "networkIntercept": sec.allow_network_intercept, "attach": sec.attach.enabled}
+    enabled = sorted(k for k, on in gates.items() if on)
+    level = "strict" if not enabled and sec.idpi.strict_mode else "custom" if enabled else "default"
+    return {"level": level, "bind": config.server.bind, "allowedDomains": list(sec.allowed_domains),
+            "idpiEnabled": sec.idpi.enabled, "enabledSensitiveEndpoints": enabled,
+            "guardsDown": len(enabled) == len(gates)}
 
 
 @bp.get("/instances")
@@ -73,9 +112,28 @@ def get_instance(instance_id: str) -> Response:
 def start_instance(req: dict[str, Any]) -> tuple[Response, int]:
     """Launch an instance (201 with its record, status starting)."""
     st = server_state()
-    record = st.client.start(profile_id=req["profileId"], mode=req["mode"], port=req["port"])
+    policy = req.get("securityPolicy") or {}
+    record = st.client.start(profile_id=req["profileId"], mode=req["mode"], port=req["port"],
+                             allowed_domains=policy.get("allowedDomains") or [])
     st.mirror.refresh()
     return jsonify(record), 201
+
+
+@bp.post("/instances/<instance_id>/start")
+@bp.response(200, InstanceRecord)
+def start_existing(instance_id: str) -> Response:
+    """Start an instance that failed or was given up on (one that runs is left as it is)."""
+    st = server_state()
+    record = st.client.start_instance(instance_id)
+    st.mirror.refresh()
+    return jsonify(record)
+
+
+@bp.get("/instances/metrics")
+@bp.response(200, InstanceMetrics(many=True))
+def instances_metrics() -> Response:
+    """Per instance: processes, resident memory, uptime, restarts."""
+    return jsonify(server_state().client.metrics())
 
 
 @bp.post("/instances/<instance_id>/stop")
@@ -158,6 +216,18 @@ def attach(req: dict[str, Any]) -> tuple[Response, int]:
     return jsonify(answer), 201 if res["created"] else 200
 
 
+@bp.post("/instances/attach-bridge")
+@bp.arguments(AttachBridgeSchema)
+@bp.response(201, InstanceRecord)
+@bp.alt_response(200, schema=InstanceRecord, description="the bridge was attached already: its instance")
+def attach_bridge(req: dict[str, Any]) -> tuple[Response, int]:
+    """Route to a `pinchtab bridge` that runs elsewhere, by its URL and token (security.attach)."""
+    st = server_state()
+    res = st.client.attach_bridge(req["name"], req["baseUrl"], req["token"])
+    st.mirror.refresh()
+    return jsonify(res["instance"]), 201 if res["created"] else 200
+
+
 def _running(instance_id: str) -> tuple[dict[str, Any], str]:
     st = server_state()
     st.mirror.refresh()
@@ -194,7 +264,9 @@ def start_profile(req: dict[str, Any], ident: str) -> tuple[Response, int]:
     """Launch an instance on this profile (201 with its record)."""
     mode = req["mode"] or (None if req["headless"] is None else ("headless" if req["headless"] else "headed"))
     st = server_state()
-    record = st.client.start(profile_id=ident, mode=mode, port=req["port"])
+    policy = req.get("securityPolicy") or {}
+    record = st.client.start(profile_id=ident, mode=mode, port=req["port"],
+                             allowed_domains=policy.get("allowedDomains") or [])
     st.mirror.refresh()
     return jsonify(record), 201
 

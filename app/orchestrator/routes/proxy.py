@@ -30,7 +30,8 @@ from ..upstream import HOP_BY_HOP
 
 log = logging.getLogger(__name__)
 
-NOT_FORWARDED = frozenset({"/health", "/openapi.json", "/help", "/shutdown"})
+# The server's own: its agent sessions are its own, as is its shutdown.
+NOT_FORWARDED = frozenset({"/health", "/openapi.json", "/help", "/shutdown", "/sessions", "/sessions/<session_id>"})
 # gunicorn writes its own Date and Server: copies would make duplicate headers.
 DROP_RESPONSE = HOP_BY_HOP | {"date", "server"}
 START_WAIT_S = 10.0  # how long a request waits for an instance that is starting or restarting
@@ -112,7 +113,7 @@ def default_instance() -> str:
     """Where a shorthand route goes; 503 ``no_instance`` when nothing runs."""
     st = server_state()
     st.mirror.ensure_loaded()
-    instance = st.mirror.default_target()
+    instance = st.mirror.default_target(st.config.multi_instance.allocation_policy)
     if instance is None:
         raise Unavailable("no instance is running: POST /instances/start to launch one", code="no_instance")
     return instance

@@ -3,21 +3,37 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, validates_schema
 
 from ...api.schemas import Loose, Strict
+from ...config.declare import Int
 
 
 # --- requests: instances
+class SecurityPolicySchema(Strict):
+    """What one instance may do beyond the server's own security settings."""
+
+    allowedDomains = fields.List(
+        fields.String(validate=[validate.Length(min=1, max=253),
+                                validate.Regexp(r"^\S+$", error="a host without white space")]),
+        load_default=list, validate=validate.Length(max=256),
+        metadata={"description": "hosts added to security.allowedDomains for this instance only "
+                                 "(example.com, *.example.com, or * for any)"})
+
+
 class LaunchOptions(Loose):
-    """How an instance's browser runs: headless or headed, and on which port (None: the next free one)."""
+    """How an instance's browser runs: headless or headed, on which port (None: the next free one),
+    and what it may do beyond the server's security settings."""
 
     mode = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(("headless", "headed")))
-    port = fields.Integer(load_default=None, allow_none=True, strict=True, validate=validate.Range(min=1024, max=65535))
+    # A number or a numeric string: the original's clients send "9999" (its config keeps ports as strings).
+    port = Int(load_default=None, allow_none=True, validate=validate.Range(min=1024, max=65535))
+    securityPolicy = fields.Nested(SecurityPolicySchema, load_default=None, allow_none=True)
 
 
 class InstanceStartSchema(LaunchOptions):
-    """``POST /instances/start``: which profile (none: a temporary one), headless or headed, which port."""
+    """``POST /instances/start``: which profile (none: a temporary one), headless or headed, which port,
+    and the instance's own additions to the security policy."""
 
     profileId = fields.String(load_default=None, allow_none=True)
 
@@ -27,7 +43,8 @@ class AttachSchema(Schema):
     (``attachType: "cdp"``, the default), or our extension in a person's own Chrome
     (``attachType: "extension"``, on ``extensionPort`` if given)."""
 
-    name = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    name = fields.String(load_default="", validate=validate.Length(max=64),
+                         metadata={"description": "none: one is made (cdp-1a2b3c4d)"})
     attachType = fields.String(load_default="cdp", validate=validate.OneOf(("cdp", "extension")))
     cdpUrl = fields.String(load_default=None, validate=validate.Length(min=1, max=2048))
     extensionPort = fields.Integer(load_default=None, allow_none=True, strict=True,
@@ -44,6 +61,21 @@ class AttachSchema(Schema):
                 raise ValidationError("only with attachType 'extension'", "extensionPort")
         elif data.get("cdpUrl") is not None:
             raise ValidationError("only with attachType 'cdp'", "cdpUrl")
+
+
+class AttachBridgeSchema(Schema):
+    """``POST /instances/attach-bridge``: a running ``pinchtab bridge`` by URL and its token."""
+
+    name = fields.String(load_default="", validate=validate.Length(max=64),
+                         metadata={"description": "none: one is made (bridge-1a2b3c4d)"})
+    baseUrl = fields.String(required=True, validate=validate.Length(min=1, max=2048))
+    token = fields.String(load_default="", validate=validate.Length(max=4096))
+
+
+class LogStreamQuerySchema(Schema):
+    """``GET /instances/{id}/logs/stream``: how many recent lines to send first."""
+
+    lines = fields.Integer(load_default=50, validate=validate.Range(min=0, max=2000))
 
 
 class OpenTabSchema(Schema):
@@ -116,7 +148,8 @@ class InstanceRecord(Schema):
     startTime = fields.String(required=True)
     error = fields.String()
     attached = fields.Boolean(required=True)
-    attachType = fields.String(metadata={"enum": ["cdp", "extension"]})
+    attachType = fields.String(metadata={"enum": ["cdp", "extension", "bridge"]})
+    securityPolicy = fields.Dict(metadata={"description": "the instance's own additions: {allowedDomains}"})
     cdpUrl = fields.String(metadata={"description": "the attached browser's CDP URL, secrets masked"})
     extensionPort = fields.Integer(metadata={"description": "extension instances: the port the extension "
                                                             "connects to (127.0.0.1)"})
@@ -148,6 +181,12 @@ class ServerHealthResponse(Schema):
     instances = fields.Integer(required=True)
     defaultInstance = fields.Nested(DefaultInstance, required=True, allow_none=True)
     reason = fields.String()
+    profiles = fields.Integer()
+    agents = fields.Integer(metadata={"description": "agents seen in the last 24 h (activity log)"})
+    restartRequired = fields.Boolean()
+    restartReasons = fields.List(fields.String(), metadata={"description": "config keys saved, awaiting a restart"})
+    security = fields.Dict(metadata={"description": "authenticated callers only: level, bind, allowedDomains, "
+                                                    "idpiEnabled, enabledSensitiveEndpoints, guardsDown"})
 
 
 class InstanceTab(Schema):
@@ -226,3 +265,121 @@ class ProfileAnalyticsResponse(Schema):
 class ActivityResponse(Schema):
     events = fields.List(fields.Dict(), required=True, metadata={"description": "newest first"})
     count = fields.Integer(required=True)
+
+
+# --- auth, sessions, config, server
+class LoginSchema(Strict):
+    """``POST /api/auth/login`` and ``/api/auth/elevate``: the server's token, typed by a person."""
+
+    token = fields.String(required=True, validate=validate.Length(min=1, max=4096))
+
+
+class LoginResponse(Schema):
+    status = fields.String(required=True)
+    csrfToken = fields.String(metadata={"description": "send it as X-CSRF-Token on changes (or rely on Origin)"})
+    elevatedUntil = fields.String()
+
+
+class AgentsQuerySchema(Loose):
+    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
+
+
+class AgentSummary(Schema):
+    agentId = fields.String(required=True)
+    requests = fields.Integer(required=True)
+    errors = fields.Integer(required=True)
+    firstSeen = fields.String(allow_none=True)
+    lastSeen = fields.String(allow_none=True)
+    lastPath = fields.String(allow_none=True)
+    lastTabId = fields.String(allow_none=True)
+    instances = fields.List(fields.String(), required=True)
+    profiles = fields.List(fields.String(), required=True)
+    recent = fields.List(fields.Dict(), metadata={"description": "GET /api/agents/{id}: its latest calls"})
+
+
+class ConfigPatchSchema(Schema):
+    """``PUT /api/config``: a partial config, nested as in the config file (``{"scheduler": {...}}``)."""
+
+    class Meta:
+        unknown = INCLUDE
+
+
+class ConfigResponse(Schema):
+    config = fields.Dict(required=True, metadata={"description": "the running config, secrets masked"})
+    restartRequired = fields.Boolean(required=True)
+    restartReasons = fields.List(fields.String(), required=True)
+    applied = fields.List(fields.String())
+
+
+class MetricsResponse(Schema):
+    server = fields.Dict(required=True)
+    instances = fields.List(fields.Dict(), required=True)
+
+
+class StrategyStatusResponse(Schema):
+    strategy = fields.String(required=True)
+    allocationPolicy = fields.String(required=True)
+    defaultInstance = fields.Dict(allow_none=True)
+    instances = fields.Integer(required=True)
+    running = fields.Integer(required=True)
+    autoRestart = fields.Boolean(required=True)
+    autoLaunch = fields.Boolean(required=True)
+
+
+class BackgroundHealthResponse(Schema):
+    status = fields.String(required=True)
+    manager = fields.Dict(required=True)
+    instances = fields.List(fields.Dict(), required=True)
+
+
+class InstanceMetrics(Schema):
+    id = fields.String(required=True)
+    status = fields.String(required=True)
+    pid = fields.Integer(required=True, allow_none=True)
+    processes = fields.Integer(required=True, metadata={"description": "the bridge and its browser's processes"})
+    rssBytes = fields.Integer(required=True)
+    uptimeSec = fields.Float(required=True)
+    restarts = fields.Integer(required=True)
+    attached = fields.Boolean(required=True)
+
+
+class TaskSubmitSchema(Strict):
+    """``POST /tasks``: a browser call to queue (as it would be sent directly) and whose it is."""
+
+    path = fields.String(required=True, validate=validate.Regexp(r"^/[A-Za-z0-9/_.\-]{0,200}$",
+                                                                 error="a browser route path, like /action"))
+    method = fields.String(load_default="POST", validate=validate.OneOf(("GET", "POST", "DELETE")))
+    body = fields.Dict(load_default=None, allow_none=True)
+    agentId = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=128),
+                            metadata={"description": "default: the session's agent, else X-Agent-Id"})
+
+
+class TaskQuerySchema(Loose):
+    agentId = fields.String()
+    status = fields.String(validate=validate.OneOf(("queued", "running", "done", "failed", "cancelled")))
+    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
+
+
+class TaskRecord(Schema):
+    taskId = fields.String(required=True)
+    agentId = fields.String(required=True)
+    method = fields.String(required=True)
+    path = fields.String(required=True)
+    status = fields.String(required=True)
+    createdAt = fields.String(required=True)
+    startedAt = fields.String()
+    finishedAt = fields.String()
+    result = fields.Dict(metadata={"description": "{status, body}: the call's answer"})
+    position = fields.Integer(metadata={"description": "on submit: place in the agent's queue (1: next)"})
+
+
+class SchedulerStats(Schema):
+    queued = fields.Integer(required=True)
+    running = fields.Integer(required=True)
+    done = fields.Integer(required=True)
+    failed = fields.Integer(required=True)
+    cancelled = fields.Integer(required=True)
+    perAgent = fields.Dict(required=True)
+    workers = fields.Integer(required=True)
+    maxQueueSize = fields.Integer(required=True)
+    maxPerAgent = fields.Integer(required=True)

@@ -332,6 +332,8 @@ def test_hover_covered_click_and_coordinates(client, site):
     assert client.post("/action", json={"kind": "hover", "ref": ref_of(snap, "button", "Hover me")}).status_code == 200
     assert " button Hovered\n" in compact(client)
     r = client.post("/action", json={"kind": "click", "ref": ref_of(snap, "button", "Covered")})
+    assert r.status_code == 409 and r.json["code"] == "element_occluded"  # the overlay would get it
+    r = client.post("/action", json={"kind": "click", "ref": ref_of(snap, "button", "Covered"), "mode": "dom"})
     assert r.json["result"] == {"clicked": True, "method": "dom"}
     assert "covered clicked" in text(client)
     inc = ref_of(snap, "button", "Increment")

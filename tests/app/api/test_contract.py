@@ -32,7 +32,10 @@ from schemathesis.specs.openapi.checks import (
 # Operations left out, each for a reason a fuzzer cannot respect:
 EXCLUDED = (
     "/shutdown",       # stops the server (the test's own app)
+    "/browser/restart",  # restarts the browser every other test of the run shares (tested on its own)
     "/events",         # an event stream: open until the client leaves, by design
+    "/network/stream",  # the same
+    "/network/export/stream",  # the same
     "/wait",           # waits as long as it is told (up to its documented maximum)
 )
 # 502 and 504 say a web server or the browser failed (a name that does not resolve, a page that
@@ -98,8 +101,14 @@ def _hermetic(case: Any, site: Any) -> None:
     """Keep the browser off the internet: a generated ``url`` becomes a path on the test's own site
     (what it said is kept, quoted, so odd characters still reach the server)."""
     for part in (case.query, case.body):
-        if isinstance(part, dict) and isinstance(part.get("url"), str) and part["url"]:
-            part["url"] = site.url(quote(part["url"], safe=""))
+        if not isinstance(part, dict):
+            continue
+        for key in ("url", "sitemapUrl"):
+            if isinstance(part.get(key), str) and part[key]:
+                part[key] = site.url(quote(part[key], safe=""))
+        for key in ("urls", "only"):  # the site tools' lists of pages
+            if isinstance(part.get(key), list):
+                part[key] = [site.url(quote(u, safe="")) if isinstance(u, str) and u else u for u in part[key]]
 
 
 def _run(operation: Any, mode: GenerationMode, deadline: float, site: Any) -> str | None:

@@ -213,11 +213,12 @@ def test_names_that_could_leave_the_sessions_dir_are_refused(app, client):
     assert not sessions(app).exists() or os.listdir(sessions(app)) == []
 
 
-def test_encryption_is_refused_with_a_reason(client, site):
+def test_encryption_without_a_key_is_refused_with_a_reason(app, client, site):
     tab = nav(client, site.url("storage.html"))
     r = client.post("/state/save", json={"name": "secret", "encrypt": True, "tabId": tab})
-    assert r.status_code == 400 and r.json["code"] == "encryption_unavailable"
-    assert "PINCHTAB_STATE_KEY" in r.json["error"] and "not implemented" in r.json["error"]
+    assert r.status_code == 400 and r.json["code"] == "state_key_required"
+    assert "PINCHTAB_STATE_KEY" in r.json["error"] and "security.stateEncryptionKey" in r.json["error"]
+    assert not sessions(app).exists() or os.listdir(sessions(app)) == []
 
 
 def test_state_routes_are_off_by_default(app_factory):

@@ -1,33 +1,41 @@
-"""The ``pinchtab`` browser verbs as people and scripts run them: a subprocess per command against a
-real bridge (gunicorn, Chromium) that wants a token, so every call also proves the token is sent."""
+"""The ``pinchtab`` browser verbs as scripts written for the original run them: a subprocess per
+command against a real bridge (gunicorn, Chromium) that wants a token, so every call also proves the
+token is sent. Each test has its own HOME and state dir, so the CLI's remembered tab starts empty."""
 from __future__ import annotations
 
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 from support import ROOT
 from support.agent import ref_of
 from support.servers import BridgeProcess
+from support.waits import wait_until
 
+from app.clients.cli_server import listening
 from bench.processes import free_port
 
 pytestmark = pytest.mark.e2e
 
 TOKEN = "cli-t0ken"
+TAB_ID = re.compile(r"[0-9A-F]{32}")
 
 
 @pytest.fixture(scope="module")
 def bridge(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """One bridge for the module: a token, and evaluate on (for `eval`)."""
+    """One bridge for the module: a token, and the gated capabilities the verbs below need."""
     home = tmp_path_factory.mktemp("cli-bridge")
     (home / ".pinchtab").mkdir()
-    (home / ".pinchtab" / "config.json").write_text(json.dumps({"security": {"allowEvaluate": True}}))
+    (home / ".pinchtab" / "config.json").write_text(json.dumps({"security": {
+        "allowEvaluate": True, "allowCookies": True, "allowStateExport": True, "allowClipboard": True,
+        "allowNetworkIntercept": True, "allowUpload": True}}))
     bp = BridgeProcess(home, env={"PINCHTAB_TOKEN": TOKEN})
     try:
         bp.wait_healthy()
@@ -36,16 +44,50 @@ def bridge(tmp_path_factory: pytest.TempPathFactory) -> Any:
         bp.stop()
 
 
-@pytest.fixture
-def cli(bridge: Any, tmp_path: Path) -> Any:
-    """Run ``pinchtab ARGS`` as the user would, with the server and token in the environment."""
+def run_cli(*args: str, home: Path, env: dict[str, str] | None = None, cwd: Path | None = None,
+            timeout_s: float = 60) -> subprocess.CompletedProcess:
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("PINCHTAB_", "BRIDGE_", "XDG_"))}
+    full.update(HOME=str(home), PYTHONPATH=str(ROOT), XDG_STATE_HOME=str(home / "state"))
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-m", "app.clients.cli", *args], cwd=str(cwd or home), env=full,
+                          capture_output=True, text=True, timeout=timeout_s)
 
-    def run(*args: str, env: dict[str, str] | None = None, cwd: Path = tmp_path) -> subprocess.CompletedProcess:
-        full = {k: v for k, v in os.environ.items() if not k.startswith(("PINCHTAB_", "BRIDGE_"))}
-        full.update(HOME=str(tmp_path), PYTHONPATH=str(ROOT), PINCHTAB_SERVER=bridge.base, PINCHTAB_TOKEN=TOKEN)
-        full.update(env or {})
-        return subprocess.run([sys.executable, "-m", "app.clients.cli", *args], cwd=str(cwd), env=full,
-                              capture_output=True, text=True, timeout=60)
+
+class Result:
+    def __init__(self, returncode: int, stdout: str, stderr: str) -> None:
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, base_env: dict[str, str]) -> Any:
+    """``pinchtab ARGS`` through its entry point, ``main()``, in this process (a subprocess per
+    command costs seconds of imports on a loaded machine), with ``base_env`` as the environment."""
+    from app.clients.cli import main
+
+    for name in list(os.environ):
+        if name.startswith(("PINCHTAB_", "BRIDGE_", "XDG_")):
+            monkeypatch.delenv(name)
+
+    def run(*args: str, env: dict[str, str] | None = None) -> Result:
+        with monkeypatch.context() as m:
+            for k, v in {**base_env, **(env or {})}.items():
+                m.setenv(k, v)
+            capsys.readouterr()
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # argparse's usage errors and --help
+                code = exc.code if isinstance(exc.code, int) else 1
+            out, err = capsys.readouterr()
+        return Result(code, out, err)
+
+    return run
+
+
+@pytest.fixture
+def cli(bridge: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> Any:
+    """Run ``pinchtab ARGS`` as a user would, with the server and token in the environment."""
+    monkeypatch.chdir(tmp_path)
+    run = in_process(monkeypatch, capsys, {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+                                           "PINCHTAB_SERVER": bridge.base, "PINCHTAB_TOKEN": TOKEN})
 
     def ok(*args: str, **kwargs: Any) -> str:
         res = run(*args, **kwargs)
@@ -53,112 +95,261 @@ def cli(bridge: Any, tmp_path: Path) -> Any:
         return res.stdout
 
     run.ok = ok  # type: ignore[attr-defined]
+    run.state_file = tmp_path / "state" / "pinchtab" / "current-tab"  # type: ignore[attr-defined]
     return run
 
 
-def test_nav_snap_then_fill_type_and_click_by_ref(cli, site):
-    out = cli.ok("nav", site.url("login.html"))
-    assert "title: Sign in" in out and re.search(r"^tabId: [0-9A-F]{32}$", out, re.M)
-    snap = cli.ok("snap")
-    assert snap.startswith("# Sign in |")
-    assert cli.ok("fill", ref_of(snap, "textbox", "Username"), "agent") == "filled: true\nlen: 5\n"
-    assert "typed: true" in cli.ok("type", ref_of(snap, "textbox", "Password"), "s3cret")
-    out = cli.ok("click", ref_of(snap, "button", "Sign in"), "--wait-nav", "--snap")
-    assert "clicked: true" in out and "navigated: true" in out
-    assert re.search(r"^# Welcome \|.*\n(.*\n)*e\d+ link Orders$", out, re.M), out
+def test_nav_prints_the_tab_id_and_the_next_verbs_act_on_that_tab(cli, bridge, site, tmp_path):
+    # The installed command itself, once: `tab=$(pinchtab nav URL)` gets just the id.
+    res = run_cli("nav", site.url("login.html"), home=tmp_path,
+                  env={"PINCHTAB_SERVER": bridge.base, "PINCHTAB_TOKEN": TOKEN})
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert TAB_ID.fullmatch(out.strip()), out  # tab=$(pinchtab nav URL) is just the id
+    tab = out.strip()
+    assert cli.state_file.read_text().strip() == tab  # remembered for the anonymous calls that follow
+    snap = cli.ok("snap", "-i")
+    assert snap.startswith("# Sign in |")  # interactive + compact by default
+    assert cli.ok("fill", ref_of(snap, "textbox", "Username"), "agent") == "OK\n"
+    assert cli.ok("type", ref_of(snap, "textbox", "Password"), "s3cret") == "OK\n"
+    out = cli.ok("click", ref_of(snap, "button", "Sign in"), "--wait-nav", "--snap", "--tab", tab)
+    assert out.startswith("OK\n") and re.search(r"^# Welcome \|.*\n(.*\n)*e\d+ link Orders$", out, re.M), out
+    assert cli.ok("title") == "Welcome\n"
+    assert cli.ok("url").strip().endswith("/login")
     assert "Welcome, agent" in cli.ok("text")
+    assert cli.ok("nav", site.url("form.html")).strip() == tab  # the same tab, not a new one
+    assert cli.ok("back").strip().endswith("/login")
+    other = cli.ok("nav", site.url("table.html"), "--new-tab").strip()
+    assert other != tab and cli.state_file.read_text().strip() == other
 
 
-def test_click_with_snap_diff_prints_what_changed(cli, site):
-    first = cli.ok("nav", site.url("counter.html"), "--snap")
-    inc = ref_of(first, "button", "Increment")
-    cli.ok("click", inc, "--snap-diff")  # the first diff view of this document: the whole page
-    out = cli.ok("click", inc, "--snap-diff")
-    assert out.startswith("clicked: true\n\n# Counter |")
-    assert re.search(r"^\+ e\d+ StaticText 2$", out, re.M) and re.search(r"^- e\d+ StaticText 1$", out, re.M), out
-
-
-def test_json_output_parses(cli, site):
+def test_json_everywhere_and_snap_formats(cli, site):
     nav = json.loads(cli.ok("--json", "nav", site.url("form.html")))
-    assert nav["title"] == "E2E Test - Form"
-    tabs = json.loads(cli.ok("tabs", "--json"))["tabs"]
-    assert nav["tabId"] in [t["id"] for t in tabs]
-    snap = json.loads(cli.ok("snap", "--json"))
-    assert any(n["role"] == "textbox" and n["name"] == "Username:" for n in snap["nodes"])
+    assert nav["title"] == "E2E Test - Form" and TAB_ID.fullmatch(nav["tabId"])
+    for flags in (("--json",), ("--full",), ("--compact=false",)):
+        doc = json.loads(cli.ok("snap", *flags))
+        assert any(n["role"] == "textbox" and n["name"] == "Username:" for n in doc["nodes"]), flags
+    full = json.loads(cli.ok("snap", "--full"))
+    interactive = json.loads(cli.ok("snap", "--json"))
+    assert len(full["nodes"]) > len(interactive["nodes"])  # --full is every node
+    assert cli.ok("snap", "--text").startswith("# E2E Test - Form\n")
+    assert "Country" in cli.ok("snap", "-i", "#f") and "Form Test" not in cli.ok("snap", "-s", "#f", "-c")
+    every = json.loads(cli.ok("snap", "--interactive=false", "--compact=false"))
+    assert len(every["nodes"]) > len(json.loads(cli.ok("snap", "--compact=false"))["nodes"])
     act = json.loads(cli.ok("fill", "#email", "a@b.c", "--json", "--snap"))
     assert act["success"] is True and 'val="a@b.c"' in act["snapshot"]
+    assert json.loads(cli.ok("title", "--json"))["title"] == "E2E Test - Form"
     assert json.loads(cli.ok("eval", "document.querySelector('#email').value", "--json")) == {"result": "a@b.c"}
+    assert cli.ok("eval", "1 + 1") == "2\n" and cli.ok("eval", "({a: [1]})") == '{"a":[1]}\n'
 
 
-def test_tabs_table_tab_focus_and_close(cli, site):
-    keep = json.loads(cli.ok("--json", "nav", site.url("table.html")))["tabId"]
-    extra = json.loads(cli.ok("--json", "nav", site.url("links.html"), "--new-tab"))["tabId"]
-    table = cli.ok("tabs")
-    assert table.splitlines()[0].split() == ["ID", "TITLE", "URL"] and extra in table and keep in table
-    assert "focused: true" in cli.ok("tab", keep)
-    assert "Orders" in cli.ok("text")  # the focused tab is the CLI's current tab now
-    assert "Go to form" in cli.ok("text", "--tab", extra)
-    assert "Go to form" in cli.ok("text")  # a tab named explicitly becomes the caller's current tab (§0.2)
-    assert "closed: true" in cli.ok("close", extra)
-    assert extra not in cli.ok("tabs")
+def test_element_reads_and_form_actions(cli, site):
+    cli.ok("nav", site.url("form.html"))
+    assert cli.ok("count", "input") == "4\n"
+    assert cli.ok("attr", "#username", "placeholder") == "Enter username\n"
+    assert cli.ok("visible", "#username") == "true\n" and cli.ok("enabled", "#username") == "true\n"
+    assert cli.ok("checked", "#agree") == "false\n"
+    assert cli.ok("check", "#agree") == "OK\n" and cli.ok("checked", "#agree") == "true\n"
+    assert cli.ok("uncheck", "#agree") == "OK\n" and cli.ok("checked", "#agree") == "false\n"
+    assert cli.ok("select", "#country", "Japan") == "OK\n" and cli.ok("value", "#country") == "jp\n"
+    box = json.loads(cli.ok("box", "#username"))
+    assert box["width"] > 0 and box["height"] > 0
+    assert cli.ok("html", "h1") == "<h1>Form Test</h1>\n"
+    assert cli.ok("styles", "h1", "--prop", "display") == "block\n"
+    assert cli.ok("press", "#notes", "Enter") == "OK\n"  # press <selector> <key> focuses the element first
+    assert cli.ok("press", "x") == "OK\n" and cli.ok("value", "#notes") == "\nx\n"
+    assert cli.ok("scroll", "down") == "OK\n" and cli.ok("scroll", "-200") == "OK\n"
+    assert cli.ok("keyboard", "type", "xy") == "OK\n"
+    assert cli.ok("mouse", "move", "10", "10") == "OK\n" and cli.ok("mouse", "wheel", "120") == "OK\n"
+    res = cli("count")
+    assert res.returncode == 2 and "selector" in res.stderr
+
+
+def test_find_console_errors_and_wait(cli, site):
+    cli.ok("nav", site.url("reads_logs.html"))
+    lines = cli.ok("find", "Log more button").splitlines()
+    assert re.fullmatch(r'e\d+\tbutton\t".*Log more.*"', lines[0]), lines
+    best = cli.ok("find", "Log more button", "--ref-only").strip()
+    assert best == lines[0].split("\t")[0]
+    assert re.search(r"^\d\d:\d\d:\d\d \[WARNING\] careful now", cli.ok("console"), re.M)
+    assert "nobody caught me" in cli.ok("errors")
+    assert cli.ok("console", "--clear") == "Console logs cleared\n" and cli.ok("console") == "No console logs\n"
+    assert cli.ok("errors", "--clear") == "Error logs cleared\n" and cli.ok("errors") == "No errors\n"
+    assert cli.ok("wait", "button") == "OK\n"
+    res = cli("wait", "#never-there", "--timeout", "300")
+    assert res.returncode == 4 and "timeout" in res.stderr
 
 
 def test_screenshot_and_pdf_write_real_files(cli, site, tmp_path):
     cli.ok("nav", site.url("table.html"))
-    out = cli.ok("screenshot", "-o", "page.png")
-    assert re.fullmatch(r"saved page\.png \([\d,]+ bytes\)\n", out)
+    assert re.fullmatch(r"Saved page\.png \(\d+ bytes\)\n", cli.ok("screenshot", "-o", "page.png"))
     assert (tmp_path / "page.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    cli.ok("screenshot", "-o", str(tmp_path / "page.jpg"), "--quality", "40")
-    assert (tmp_path / "page.jpg").read_bytes()[:3] == b"\xff\xd8\xff"
-    saved = json.loads(cli.ok("pdf", "-o", "page.pdf", "--json"))
-    assert saved["path"] == "page.pdf" and (tmp_path / "page.pdf").read_bytes()[:5] == b"%PDF-"
+    cli.ok("ss", "-o", "small.jpg", "-q", "40", "--scale", "0.5")
+    assert (tmp_path / "small.jpg").read_bytes()[:3] == b"\xff\xd8\xff"
+    assert re.fullmatch(r"Saved page\.pdf \(\d+ bytes\)\n", cli.ok("pdf", "-o", "page.pdf", "--landscape"))
+    assert (tmp_path / "page.pdf").read_bytes()[:5] == b"%PDF-"
 
 
-def test_find_eval_and_console(cli, site):
-    cli.ok("nav", site.url("reads_logs.html"))
-    out = cli.ok("find", "Log more button")
-    assert re.match(r"best: e\d+ \(high", out) and "button" in out
-    assert cli.ok("eval", "window.clicks + 2") == "2\n"
-    assert "[warning] careful now" in cli.ok("console")
-    assert "nobody caught me" in cli.ok("errors")
+def test_tabs_focus_close_and_an_agent_keeps_its_own_tab(cli, site):
+    first = cli.ok("nav", site.url("table.html")).strip()
+    second = cli.ok("nav", site.url("links.html"), "--new-tab").strip()
+    listed = [t["id"] for t in json.loads(cli.ok("tabs"))["tabs"]]
+    assert {first, second} <= set(listed)
+    assert json.loads(cli.ok("tab", str(listed.index(second) + 1)))["tabId"] == second  # a 1-based position
+    assert "Links" in cli.ok("title")
+    out = cli.ok("quick", site.url("form.html"))
+    assert out.startswith(f"Navigating to {site.url('form.html')}...\n") and "Page structure" in out
+    assert re.search(r"^e\d+ button Submit$", out, re.M) and "Title: E2E Test - Form" in out
+    assert json.loads(cli.ok("tab", first))["focused"] is True
+    assert cli.ok("title") == "Orders\n"  # `tab <id>` made it the CLI's current tab
+    assert json.loads(cli.ok("close", second))["closed"] is True
+    assert second not in cli.ok("tabs")
+    mine = cli.ok("--agent-id", "agent-7", "nav", site.url("form.html")).strip()
+    assert cli.state_file.read_text().strip() == first  # an identified caller's tab is the server's to keep
+    assert cli.ok("title", "--agent-id", "agent-7") == "E2E Test - Form\n"
+    assert cli.ok("title", env={"PINCHTAB_AGENT_ID": "agent-7"}) == "E2E Test - Form\n"
+    assert cli.ok("title") == "Orders\n" and mine != first
 
 
-def test_errors_exit_1_with_message_and_code(cli, site):
+def test_a_remembered_tab_that_was_closed_is_forgotten(cli, site):
+    tab = cli.ok("nav", site.url("form.html")).strip()
+    cli.ok("--json", "nav", site.url("table.html"), "--new-tab")  # so closing `tab` does not close the last
+    cli.state_file.write_text(tab + "\n")
+    cli.ok("close", tab)
+    assert not cli.state_file.exists()  # closing the remembered tab forgets it
+    cli.state_file.write_text(tab + "\n")  # a stale file, as if another client closed it
+    res = cli("title")
+    assert res.returncode == 1 and res.stderr.startswith(f"Error 404: tab {tab} not found")
+    assert "forgotten" in res.stderr and not cli.state_file.exists()
+    assert cli.ok("title") == "Orders\n"  # the next call uses the server's current tab
+    cli.state_file.write_text(tab + "\n")
+    os.utime(cli.state_file, (1, 1))  # stale: checked against the server before it is used
+    assert cli.ok("title") == "Orders\n" and not cli.state_file.exists()
+    fresh = cli.ok("nav", site.url("form.html")).strip()
+    os.utime(cli.state_file, (1, 1))
+    assert cli.ok("title") == "E2E Test - Form\n" and cli.state_file.read_text().strip() == fresh
+    assert cli.state_file.stat().st_mtime > 1  # checked: trusted again for the next half minute
+
+
+def test_errors_go_to_stderr_with_a_non_zero_status(cli, site):
     cli.ok("nav", site.url("form.html"))
     res = cli("click", "e999")
     assert res.returncode == 1 and res.stdout == ""
-    assert "ref e999 not found" in res.stderr and "ref_not_found" in res.stderr and "404" in res.stderr
+    assert re.match(r"Error 404: ref e999 not found.* \(ref_not_found\)", res.stderr), res.stderr
     res = cli("tabs", env={"PINCHTAB_TOKEN": "wrong"})
-    assert res.returncode == 1 and "bad_token" in res.stderr
-    res = cli("health", "--server", f"127.0.0.1:{free_port()}")
-    assert res.returncode == 1 and "cannot reach pinchtab" in res.stderr and "unreachable" in res.stderr
-    res = cli("instances")
-    assert res.returncode == 1 and "pinchtab server" in res.stderr
-    res = cli("click")  # usage error
-    assert res.returncode == 2 and "ref" in res.stderr
-    assert "Traceback" not in res.stderr
+    assert res.returncode == 1 and "Error 401" in res.stderr and "bad_token" in res.stderr
+    res = cli("title", "--server", f"127.0.0.1:{free_port()}")
+    assert res.returncode == 1 and "cannot reach pinchtab" in res.stderr
+    res = cli("download", "http://127.0.0.1/x")  # a gate that is off: the hint and the remedy are shown
+    assert res.returncode == 1 and "Error 403" in res.stderr and "download_disabled" in res.stderr
+    assert "💡" in res.stderr and "Remedy:" in res.stderr
+    res = cli("record", "start", "clip.webm")
+    assert res.returncode == 1 and "security.allowScreencast" in res.stderr
+    res = cli("click")
+    assert res.returncode == 2 and "pinchtab click <selector>" in res.stderr
+    res = cli("nosuchverb")
+    assert res.returncode == 2 and "invalid choice" in res.stderr
+
+
+def test_cookies_state_and_dialog_verbs(cli, site):
+    cli.ok("nav", site.url("form.html"))
+    cli.ok("eval", "document.cookie = 'flavour=oat; path=/'")
+    cookies = json.loads(cli.ok("cookies"))["cookies"]
+    assert any(c["name"] == "flavour" and c["value"] == "oat" for c in cookies)
+    saved = json.loads(cli.ok("state", "save", "cli-state"))
+    assert saved["name"] == "cli-state"
+    assert "cli-state" in json.dumps(json.loads(cli.ok("state", "list")))
+    shown = json.loads(cli.ok("state", "show", "cli-state"))
+    assert any(c["name"] == "flavour" for c in shown["cookies"])
+    assert json.loads(cli.ok("state", "delete", "cli-state"))["deleted"] == "cli-state"
+    assert json.loads(cli.ok("cookies", "clear"))["status"] == "cleared"
+    assert json.loads(cli.ok("cookies"))["cookies"] == []
+    res = cli("dialog", "accept")
+    assert res.returncode == 1 and "no dialog" in res.stderr
+
+
+def test_thin_verbs_for_storage_clipboard_network_emulation_frames_and_handoff(cli, site, tmp_path):
+    tab = cli.ok("nav", site.url("form.html")).strip()
+    assert json.loads(cli.ok("storage", "set", "colour", "teal"))
+    assert "teal" in cli.ok("storage", "get", "colour")
+    cli.ok("storage", "clear")
+    assert "teal" not in cli.ok("storage", "get")
+    assert cli.ok("clipboard", "write", "hello", "world") == "OK\n"
+    assert cli.ok("clipboard", "read") == "hello world\n"
+    rows = cli.ok("network").splitlines()
+    assert rows[0].split() == ["REQUESTID", "METHOD", "STATUS", "RESOURCETYPE", "URL"]
+    assert any("form.html" in r for r in rows[1:])
+    assert any(e["url"].endswith("form.html") for e in json.loads(cli.ok("network", "--json"))["entries"])
+    assert json.loads(cli.ok("route", "**/blocked.js", "--abort"))
+    assert "**/blocked.js" in cli.ok("network", "route") and "**/blocked.js" in cli.ok("route")
+    assert json.loads(cli.ok("unroute", "**/blocked.js"))
+    applied = json.loads(cli.ok("set", "viewport", "640", "480"))
+    assert applied["width"] == 640 and cli.ok("eval", "innerWidth") == "640\n"
+    assert json.loads(cli.ok("set", "offline", "on"))["offline"] is True
+    assert json.loads(cli.ok("set", "offline", "off"))["offline"] is False
+    assert cli("set", "viewport", "wide").returncode == 2
+    assert json.loads(cli.ok("frame"))["scoped"] is False
+    assert cli.ok("annotate").startswith("Annotated ") and cli.ok("annotate", "--clear") == "Annotations cleared\n"
+    out = cli.ok("capture", "-o", "cap.jpg")
+    assert out.startswith("Saved cap.jpg") and (tmp_path / "cap.jpg").read_bytes()[:3] == b"\xff\xd8\xff"
+    assert json.loads(cli.ok("tab", "handoff", tab, "--reason", "captcha"))
+    assert "paused" in cli.ok("handoff-status")
+    res = cli("click", "#agree")
+    assert res.returncode == 1 and "tab_paused_handoff" in res.stderr
+    cli.ok("resume", tab)
+    assert cli.ok("click", "#agree") == "OK\n"
+
+
+def test_pointer_dialog_frame_and_history_verbs(cli, site):
+    cli.ok("nav", site.url("h4_drag.html"))
+    assert cli.ok("drag", "#pointer li:nth-child(1)", "#pointer li:nth-child(3)") == "OK\n"
+    assert cli.ok("text", "-s", "#order") == "ABCD QPRS\n"
+    cli.ok("nav", site.url("dialog.html"))
+    assert cli.ok("click", "#prompt", "--dialog-action", "accept", "--dialog-text", "bob") == "OK\n"
+    assert cli.ok("text", "-s", "#out") == "prompt:bob\n"
+    cli.ok("nav", site.url("iframe.html"))
+    assert json.loads(cli.ok("frame", "#inner"))["scoped"] is True
+    cli.ok("fill", "#q", "hi")
+    cli.ok("click", "#go")
+    assert cli.ok("text", "-s", "#res") == "searched hi\n"
+    assert json.loads(cli.ok("frame", "main"))["scoped"] is False
+    cli.ok("nav", site.url("form.html"))
+    for verb in (("focus", "--css", "#email"), ("keydown", "a"), ("keyup", "a"), ("hover", "#username"),
+                 ("dblclick", "#username"), ("scrollintoview", "#notes"), ("mouse", "down"), ("mouse", "up")):
+        assert cli.ok(*verb) == "OK\n", verb
+    for setting in (("geo", "48.85", "2.35"), ("headers", '{"X-Test": "1"}'), ("media", "prefers-color-scheme", "dark"),
+                    ("credentials", "u", "p"), ("credentials", "clear")):
+        assert "status" in json.loads(cli.ok("set", *setting)), setting
+    cli.ok("nav", site.url("table.html"))
+    out = cli.ok("back", "--text")
+    assert out.startswith(site.url("form.html") + "\n") and "Form Test" in out
+    assert cli.ok("forward").strip() == site.url("table.html")
+    assert re.match(r"OK\n# Orders \|", cli.ok("reload", "--snap"))
+    entry = json.loads(cli.ok("network", "--json"))["entries"][0]
+    assert json.loads(cli.ok("network", entry["requestId"]))["entry"]["url"] == entry["url"]
+    assert json.loads(cli.ok("network", "--clear"))["cleared"] is True
+
+
+def test_upload_audit_and_cache_verbs(cli, site, tmp_path):
+    cli.ok("nav", site.url("upload.html"))
+    (tmp_path / "notes.txt").write_text("hello from the cli")
+    assert json.loads(cli.ok("upload", "notes.txt", "-s", "#single"))["files"] == 1
+    assert "single:notes.txt:18:hello from the cli" in cli.ok("text", "-s", "#chosen")
+    assert cli("upload", "missing.txt").returncode == 1
+    assert json.loads(cli.ok("cache", "status"))["canClear"] is True
+    report = json.loads(cli.ok("audit", site.url("site_a11y_good.html")))
+    assert report["url"].endswith("site_a11y_good.html") and report["accessibilityScore"] == 100
 
 
 def test_port_and_token_come_from_the_config_file(cli, bridge, tmp_path):
     config = tmp_path / ".pinchtab" / "config.json"
-    config.parent.mkdir()
+    config.parent.mkdir(exist_ok=True)
     unset = {"PINCHTAB_SERVER": "", "PINCHTAB_TOKEN": ""}  # empty counts as unset, as for the server
     config.write_text(json.dumps({"server": {"port": bridge.port, "token": TOKEN}}))
     assert "tabs" in json.loads(cli.ok("tabs", "--json", env=unset))
     config.write_text(json.dumps({"server": {"port": bridge.port, "token": "not-it"}}))
     res = cli("tabs", env=unset)
     assert res.returncode == 1 and "bad_token" in res.stderr
-
-
-def test_help_explains_every_verb(cli):
-    out = cli.ok("--help")
-    for verb in ("nav", "snap", "click", "type", "fill", "press", "hover", "select", "scroll", "text",
-                 "screenshot", "pdf", "tabs", "tab", "close", "find", "eval", "console", "errors", "health",
-                 "instances", "profiles", "mcp", "bridge"):
-        assert re.search(rf"^    {verb} +\S.*$", out, re.M), verb  # one line each in the verb list
-    snap = cli.ok("snap", "--help")
-    assert "--max-tokens" in snap and "--full" in snap and "--selector" in snap
-    assert "--snap-diff" in cli.ok("click", "--help")
 
 
 def test_the_client_caps_an_answer_and_names_each_failure(bridge):
@@ -191,3 +382,43 @@ def test_server_url_precedence_flag_then_env_then_config(tmp_path):
     assert cfg._session().headers["X-Agent-Id"] == "a" and "from-config" not in repr(cfg)
     over = connect(None, agent_id="a", source="cli", env={**home, "PINCHTAB_TOKEN": "from-env"})
     assert over._session().headers["Authorization"] == "Bearer from-env"
+
+
+def test_nav_starts_the_local_server_when_none_answers(tmp_path, site, monkeypatch, capsys):
+    port = free_port()
+    home = tmp_path
+    (home / ".pinchtab").mkdir()
+    start = 20000 + (port % 400) * 100
+    (home / ".pinchtab" / "config.json").write_text(json.dumps({
+        "multiInstance": {"instancePortStart": start, "instancePortEnd": start + 99}}))
+    env = {"PINCHTAB_SERVER": f"http://127.0.0.1:{port}"}
+    res = run_cli("nav", site.url("form.html"), home=home, env=env, timeout_s=120)
+    pid = re.search(r"\(pid (\d+)\)", res.stderr)
+    try:
+        assert res.returncode == 0, res.stderr
+        assert TAB_ID.fullmatch(res.stdout.strip()) and "Started pinchtab server" in res.stderr
+        title = requests.get(f"http://127.0.0.1:{port}/title", params={"tabId": res.stdout.strip()}, timeout=30)
+        assert title.json()["title"] == "E2E Test - Form"
+        # Server mode's own verbs, against the server nav started.
+        cli = in_process(monkeypatch, capsys, {"HOME": str(home), "XDG_STATE_HOME": str(home / "state"), **env})
+        instances = cli("instances", "--json")
+        assert instances.returncode == 0, instances.stderr
+        inst = json.loads(instances.stdout)[0]
+        assert inst["status"] == "running"
+        assert re.search(r"^ID +PROFILENAME +PORT", cli("instances").stdout)
+        assert cli("instance", "logs", inst["id"]).returncode == 0
+        assert cli("title").stdout == "E2E Test - Form\n"  # the tab nav remembered
+        token = cli("session", "create", "--agent-id", "bot-1", "--print-token").stdout.strip()
+        assert token.startswith("pts_")
+        assert cli("nav", site.url("table.html"), env={"PINCHTAB_SESSION": token}).returncode == 0
+        assert cli("title", env={"PINCHTAB_SESSION": token}).stdout == "Orders\n"
+        sessions = json.loads(cli("session", "list").stdout)
+        assert [s["agentId"] for s in sessions] == ["bot-1"]
+        assert json.loads(cli("session", "revoke", sessions[0]["id"]).stdout)["status"] == "revoked"
+        events = json.loads(cli("activity", "--json").stdout)["events"]
+        assert any(e.get("path") == "/navigate" for e in events)
+        assert cli("activity").stdout.startswith("TIMESTAMP")
+    finally:
+        if pid:
+            os.killpg(int(pid.group(1)), signal.SIGTERM)
+            wait_until(lambda: not listening("127.0.0.1", port), timeout_s=45, interval_s=0.1)

@@ -10,94 +10,42 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client, types
 from support import ROOT
 from support.agent import ref_of
-from support.servers import BridgeProcess
+from support.mcp_client import Session
 
 from app.clients import mcp_server
 
 pytestmark = pytest.mark.e2e
 
-CALL_TIMEOUT_S = 60.0
-EXPECTED = {
-    "pinchtab_navigate", "pinchtab_snapshot", "pinchtab_screenshot", "pinchtab_get_text", "pinchtab_click",
-    "pinchtab_type", "pinchtab_fill", "pinchtab_press", "pinchtab_hover", "pinchtab_focus", "pinchtab_select",
-    "pinchtab_scroll", "pinchtab_eval", "pinchtab_pdf", "pinchtab_find", "pinchtab_list_tabs",
-    "pinchtab_switch_tab", "pinchtab_close_tab", "pinchtab_health", "pinchtab_cookies", "pinchtab_wait",
-    "pinchtab_wait_for_selector", "pinchtab_wait_for_text", "pinchtab_dialog", "pinchtab_back",
-    "pinchtab_console", "pinchtab_errors",
+# The original PinchTab's 43 tools, and ours.
+ORIGINAL = {
+    "pinchtab_navigate", "pinchtab_snapshot", "pinchtab_frame", "pinchtab_screenshot", "pinchtab_capture",
+    "pinchtab_get_text", "pinchtab_click", "pinchtab_type", "pinchtab_press", "pinchtab_hover", "pinchtab_focus",
+    "pinchtab_select", "pinchtab_scroll", "pinchtab_scroll_into_view", "pinchtab_fill", "pinchtab_keyboard_type",
+    "pinchtab_keyboard_inserttext", "pinchtab_keydown", "pinchtab_keyup", "pinchtab_eval", "pinchtab_pdf",
+    "pinchtab_find", "pinchtab_list_tabs", "pinchtab_close_tab", "pinchtab_health", "pinchtab_cookies",
+    "pinchtab_connect_profile", "pinchtab_wait", "pinchtab_wait_for_selector", "pinchtab_wait_for_text",
+    "pinchtab_wait_for_url", "pinchtab_wait_for_load", "pinchtab_wait_for_function", "pinchtab_network",
+    "pinchtab_network_detail", "pinchtab_network_clear", "pinchtab_network_route", "pinchtab_network_unroute",
+    "pinchtab_record_start", "pinchtab_record_stop", "pinchtab_record_status", "pinchtab_dialog", "pinchtab_scrape",
 }
+EXPECTED = ORIGINAL | {"pinchtab_switch_tab", "pinchtab_back", "pinchtab_console", "pinchtab_errors"}
 ELEMENT_TOOLS = ("pinchtab_click", "pinchtab_type", "pinchtab_fill", "pinchtab_press", "pinchtab_hover",
-                 "pinchtab_focus", "pinchtab_select", "pinchtab_scroll")
-
-
-@pytest.fixture(scope="module")
-def bridge(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """One bridge for the module, on defaults: no token, evaluate and cookies off."""
-    bp = BridgeProcess(tmp_path_factory.mktemp("mcp-bridge"))
-    try:
-        bp.wait_healthy()
-        yield bp
-    finally:
-        bp.stop()
-
-
-class Session:
-    """A ClientSession with the helpers the tests need."""
-
-    def __init__(self, session: ClientSession) -> None:
-        self.session = session
-
-    async def call(self, name: str, **args: Any) -> types.CallToolResult:
-        return await self.session.call_tool(name, args, read_timeout_seconds=CALL_TIMEOUT_S)
-
-    async def ok(self, name: str, **args: Any) -> str:
-        """The tool's text, insisting it succeeded."""
-        res = await self.call(name, **args)
-        body = "\n".join(getattr(c, "text", "") for c in res.content)
-        assert not res.is_error, f"{name} failed: {body}"
-        return body
-
-    async def error(self, name: str, **args: Any) -> str:
-        """The tool's error text, insisting it is a tool error (not a protocol failure)."""
-        res = await self.call(name, **args)
-        body = "\n".join(getattr(c, "text", "") for c in res.content)
-        assert res.is_error, f"{name} should have failed: {body}"
-        return body
-
-
-@asynccontextmanager
-async def mcp_session(base: str, home: Path) -> AsyncIterator[Session]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "app.clients.cli", "mcp", "--server", base],
-                                   cwd=str(ROOT), env={"HOME": str(home)})
-    with open(home / "mcp-stderr.log", "a", encoding="utf-8") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT_S) as session:
-                with anyio.fail_after(CALL_TIMEOUT_S):
-                    await session.initialize()
-                yield Session(session)
-
-
-def run(bridge: Any, tmp_path: Path, scenario: Callable[[Session], Awaitable[None]]) -> None:
-    async def main() -> None:
-        async with mcp_session(bridge.base, tmp_path) as s:
-            await scenario(s)
-
-    anyio.run(main)
+                 "pinchtab_focus", "pinchtab_select", "pinchtab_scroll", "pinchtab_scroll_into_view")
+# Tools that act on no tab.
+TABLESS = {"pinchtab_list_tabs", "pinchtab_health", "pinchtab_connect_profile", "pinchtab_wait", "pinchtab_scrape"}
+TYPES = ("string", "integer", "boolean", "number", "array")
 
 
 # --------------------------------------------------------------------------
 
 
-def test_tool_list_has_typed_schemas_and_every_tool_a_handler(bridge, tmp_path):
+def test_tool_list_has_the_originals_tools_typed_schemas_and_every_tool_a_handler(mcp):
     async def scenario(s: Session) -> None:
         tools = (await s.session.list_tools()).tools
         by_name = {t.name: t for t in tools}
@@ -107,23 +55,26 @@ def test_tool_list_has_typed_schemas_and_every_tool_a_handler(bridge, tmp_path):
             assert t.description and schema["type"] == "object", t.name
             assert set(schema.get("required", [])) <= set(schema["properties"]), t.name
             for key, prop in schema["properties"].items():
-                assert prop["type"] in ("string", "integer", "boolean", "number") and prop["description"], key
+                kinds = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+                assert set(kinds) <= set(TYPES) and prop["description"], (t.name, key)
+            # The original's clients send tabId on every call of a tool that works on a tab.
+            assert ("tabId" in schema["properties"]) == (t.name not in TABLESS), t.name
         assert by_name["pinchtab_navigate"].input_schema["required"] == ["url"]
         assert by_name["pinchtab_eval"].input_schema["required"] == ["expression"]
         assert by_name["pinchtab_type"].input_schema["required"] == ["text"]
-        assert by_name["pinchtab_wait"].input_schema["properties"]["ms"]["maximum"] == 30000
+        assert by_name["pinchtab_fill"].input_schema["required"] == ["value"]  # the original's name
         for name in ELEMENT_TOOLS:
             props = by_name[name].input_schema["properties"]
-            assert {"ref", "selector", "snap"} <= set(props), name
-            assert props["snap"]["enum"] == ["compact", "diff"]
+            assert {"selector", "ref", "query", "tabId", "snap"} <= set(props), name
+            assert props["snap"]["enum"] == [True, False, "compact", "diff"]
         snapshot = by_name["pinchtab_snapshot"].input_schema["properties"]
         assert snapshot["interactive"]["default"] is True and snapshot["compact"]["default"] is True
         # Read on every turn by the model: a budget, so the list cannot quietly bloat.
         listing = json.dumps([{"name": t.name, "description": t.description, "inputSchema": t.input_schema}
                               for t in tools])
-        assert len(listing) < 14_000, len(listing)
+        assert len(listing) < 28_000, len(listing)
 
-    run(bridge, tmp_path, scenario)
+    mcp(scenario)
     tool_list, handlers = mcp_server.check_tools(mcp_server.TOOLS)
     assert [t.name for t in tool_list] == list(handlers) and set(handlers) == EXPECTED
 
@@ -140,7 +91,7 @@ def test_a_tool_without_a_handler_fails_at_start_not_at_call():
         mcp_server.check_tools([*mcp_server.TOOLS, spec])
 
 
-def test_navigate_snapshot_click_by_ref_then_get_text(bridge, site, tmp_path):
+def test_navigate_snapshot_click_by_ref_then_get_text(mcp, site):
     async def scenario(s: Session) -> None:
         nav = json.loads(await s.ok("pinchtab_navigate", url=site.url("login.html")))
         assert nav["title"] == "Sign in" and nav["tabId"]
@@ -155,10 +106,10 @@ def test_navigate_snapshot_click_by_ref_then_get_text(bridge, site, tmp_path):
         again = json.loads(await s.ok("pinchtab_navigate", url=site.url("counter.html")))
         assert again["tabId"] == nav["tabId"]
 
-    run(bridge, tmp_path, scenario)
+    mcp(scenario)
 
 
-def test_snap_on_an_action_returns_the_snapshot_in_the_same_result(bridge, site, tmp_path):
+def test_snap_on_an_action_returns_the_snapshot_in_the_same_result(mcp, site):
     async def scenario(s: Session) -> None:
         first = await s.ok("pinchtab_navigate", url=site.url("counter.html"), snap="compact")
         inc = ref_of(first, "button", "Increment")
@@ -170,10 +121,10 @@ def test_snap_on_an_action_returns_the_snapshot_in_the_same_result(bridge, site,
         diff = await s.ok("pinchtab_click", ref=inc, snap="diff")
         assert re.search(r"^\+ e\d+ StaticText 3$", diff, re.M) and re.search(r"^- e\d+ StaticText 2$", diff, re.M)
 
-    run(bridge, tmp_path, scenario)
+    mcp(scenario)
 
 
-def test_rest_and_argument_errors_are_tool_errors(bridge, site, tmp_path):
+def test_rest_and_argument_errors_are_tool_errors(mcp, site):
     async def scenario(s: Session) -> None:
         await s.ok("pinchtab_navigate", url=site.url("form.html"))
         disabled = await s.error("pinchtab_eval", expression="1+1")
@@ -182,20 +133,19 @@ def test_rest_and_argument_errors_are_tool_errors(bridge, site, tmp_path):
             refused = await s.error("pinchtab_navigate", url=url)
             assert "http:// and https:// URLs only" in refused, refused  # ours: refused before any request
         assert "ref_not_found" in await s.error("pinchtab_click", ref="e999")
-        assert "give ref" in await s.error("pinchtab_click")
-        assert "unknown parameter 'tabId'" in await s.error("pinchtab_click", ref="e1", tabId="x")
-        assert "at most 30000" in await s.error("pinchtab_wait", ms=60000)
-        assert "one of compact, diff" in await s.error("pinchtab_fill", ref="e1", text="x", snap="full")
+        assert "give selector" in await s.error("pinchtab_click")
+        assert 'one of true, false, "compact", "diff"' in await s.error("pinchtab_fill", ref="e1", value="x",
+                                                                          snap="full")
         assert "cookies_disabled" in await s.error("pinchtab_cookies")
         assert "timeout after" in await s.error("pinchtab_wait_for_selector", selector="#nope", timeout=200)
         assert "no_dialog" in await s.error("pinchtab_dialog", action="accept")
         # The session survives its errors.
         assert json.loads(await s.ok("pinchtab_health"))["status"] == "ok"
 
-    run(bridge, tmp_path, scenario)
+    mcp(scenario)
 
 
-def test_screenshot_is_an_image_block_and_pdf_a_resource(bridge, site, tmp_path):
+def test_screenshot_is_an_image_block_and_pdf_a_resource(mcp, site):
     async def scenario(s: Session) -> None:
         await s.ok("pinchtab_navigate", url=site.url("table.html"))
         shot = await s.call("pinchtab_screenshot", quality=50)
@@ -207,10 +157,10 @@ def test_screenshot_is_an_image_block_and_pdf_a_resource(bridge, site, tmp_path)
         res = doc.content[0].resource
         assert res.mime_type == "application/pdf" and base64.b64decode(res.blob)[:5] == b"%PDF-"
 
-    run(bridge, tmp_path, scenario)
+    mcp(scenario)
 
 
-def test_tabs_waits_and_logs(bridge, site, tmp_path):
+def test_tabs_waits_and_logs(mcp, site):
     async def scenario(s: Session) -> None:
         first = json.loads(await s.ok("pinchtab_navigate", url=site.url("reads_logs.html")))
         second = json.loads(await s.ok("pinchtab_navigate", url=site.url("form.html"), newTab=True))
@@ -231,7 +181,7 @@ def test_tabs_waits_and_logs(bridge, site, tmp_path):
             while not await gone():
                 await anyio.sleep(0.05)  # the poll interval of a bounded wait
 
-    run(bridge, tmp_path, scenario)
+    mcp(scenario)
 
 
 def _read_line(stream: Any, deadline: float) -> bytes:
@@ -275,4 +225,4 @@ def test_process_speaks_only_protocol_on_stdout_and_exits_when_stdin_closes(brid
     assert [r.get("id") for r in replies] == [1, 2]
     assert replies[0]["result"]["serverInfo"]["name"] == "pinchtab"
     assert len(replies[1]["result"]["tools"]) == len(EXPECTED)
-    assert b"pinchtab mcp: 27 tools" in err and b"stdin closed" in err
+    assert f"pinchtab mcp: {len(EXPECTED)} tools".encode() in err and b"stdin closed" in err

@@ -216,12 +216,16 @@ def test_every_bridge_route_but_the_meta_ones_is_forwarded(tmp_path):
         return {(r.rule, m) for r in app.url_map.iter_rules() if r.endpoint.startswith(endpoint_prefix)
                 for m in (r.methods or set()) - {"HEAD", "OPTIONS"}}
 
-    forwarded = routes(server, "proxy.") | routes(server, "debug_relay.")  # the WebSocket is relayed
-    wanted = {(rule, m) for rule, m in routes(bridge) if rule not in ("/health", "/openapi.json", "/help",
-                                                                      "/shutdown", "/static/<path:filename>")}
+    # The WebSockets (debug sessions, the screencast) are relayed frame for frame.
+    forwarded = routes(server, "proxy.") | routes(server, "debug_relay.") | routes(server, "screencast_relay.")
+    # The server answers these itself: its health, document, shutdown and agent sessions.
+    own = ("/health", "/openapi.json", "/help", "/shutdown", "/sessions", "/sessions/<session_id>",
+           "/static/<path:filename>")
+    wanted = {(rule, m) for rule, m in routes(bridge) if rule not in own}
     assert forwarded == wanted and ("/tabs/<tab_id>/snapshot", "GET") in forwarded
     paths = server.test_client().get("/openapi.json").json["paths"]
-    assert "/navigate" in paths and "/instances/start" in paths and "/shutdown" not in paths
+    assert "/navigate" in paths and "/instances/start" in paths
+    assert ("/shutdown", "POST") in routes(server, "server.") and ("/sessions", "POST") in routes(server, "sessions.")
 
 
 def test_health_says_error_when_the_manager_is_gone(tmp_path):
@@ -308,8 +312,8 @@ class _OneInstance:
 
 
 def test_a_starting_instance_answers_503_with_retry_after_and_a_dead_one_502(tmp_path, monkeypatch):
-    from app.orchestrator.routes import proxy
     from app.orchestrator.app import create_server_app
+    from app.orchestrator.routes import proxy
 
     monkeypatch.setattr(proxy, "START_WAIT_S", 0.05)
     with socket.socket() as s:  # a port nobody listens on
@@ -321,3 +325,52 @@ def test_a_starting_instance_answers_503_with_retry_after_and_a_dead_one_502(tmp
         assert (r.status_code, r.json["code"]) == (http_status, code), r.json
         assert r.json["retryable"] is True
         assert (r.headers.get("Retry-After") == "2") == (status == "starting")
+
+
+def test_the_servers_own_port_is_never_handed_out_or_reserved():
+    ports = PortAllocator(9000, 9002, probe=lambda p: True, skip=frozenset({9000}))
+    assert [ports.allocate(), ports.allocate()] == [9001, 9002]
+    with pytest.raises(PortUnavailable) as info:
+        ports.reserve(9000)
+    assert "server's own port" in info.value.message
+    with pytest.raises(PortUnavailable):
+        ports.allocate()
+
+
+def test_a_manager_skips_the_port_its_server_listens_on(tmp_path):
+    config = make_config(tmp_path, **{"server.port": 9900, "multiInstance.instancePortStart": 9900,
+                                      "multiInstance.instancePortEnd": 9901})
+    manager = Manager(config, parent_pid=os.getpid())
+    manager.ports._probe = lambda p: True  # type: ignore[attr-defined]
+    assert manager.ports.allocate() == 9901
+
+
+def test_allocation_policies_pick_among_running_instances():
+    from app.orchestrator.mirror import InstanceMirror
+
+    def record(iid: str, status: str, started: str) -> dict[str, Any]:
+        return {"record": {"id": iid, "status": status, "startTime": started}, "token": "t"}
+
+    mirror = InstanceMirror(ManagerClient(Path("/nonexistent")))
+    mirror.apply({"generation": 1, "default": "a", "instances": [
+        record("a", "running", "1"), record("b", "running", "2"), record("c", "starting", "0")]})
+    assert {mirror.default_target("fcfs") for _ in range(5)} == {"a"}
+    assert [mirror.default_target("round_robin") for _ in range(4)] == ["a", "b", "a", "b"]
+    assert {mirror.default_target("random") for _ in range(50)} == {"a", "b"}
+    mirror.apply({"generation": 2, "default": None, "instances": [record("c", "starting", "0")]})
+    assert mirror.default_target("round_robin") == "c"  # none running: the one that is starting
+
+
+@pytest.mark.parametrize(("strategy", "restarts"), [("simple", False), ("simple-autorestart", True),
+                                                    ("always-on", True)])
+def test_only_restarting_strategies_plan_a_restart_after_a_crash(tmp_path, strategy, restarts):
+    from app.orchestrator.instances import AUTO_LAUNCH
+
+    manager = Manager(make_config(tmp_path, **{"multiInstance.strategy": strategy}), parent_pid=os.getpid())
+    inst = Instance(id="inst_0000000a", profile_id="p", profile_name="p", port=9999, mode="headless",
+                    status="running", running_since=time.monotonic())
+    with manager._lock:
+        manager._fail(inst, "bridge exited")
+    assert inst.status == "error" and (inst.restart_at is not None) == restarts
+    assert ("not restarted" in inst.error) != restarts
+    assert strategy in AUTO_LAUNCH  # each of these launches the default instance at start

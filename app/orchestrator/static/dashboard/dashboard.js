@@ -4,7 +4,7 @@
 (() => {
   "use strict";
 
-  const TOKEN_KEY = "pinchtab.token";
+  const OLD_TOKEN_KEY = "pinchtab.token";   // where earlier versions kept the token: cleared
   const INSTANCES_EVERY_MS = 5000;   // a safety net: events already trigger a refresh
   const SHOTS_EVERY_MS = 3000;
   const HEALTH_EVERY_MS = 5000;
@@ -13,8 +13,13 @@
   const EVENT_TYPES = ["instance.started", "instance.stopped", "instance.error", "instance.attached"];
 
   const $ = (id) => document.getElementById(id);
-  let token = localStorage.getItem(TOKEN_KEY) || "";
+  // Logged in by cookie (the server's /api/auth/login: HttpOnly, the page never holds the token),
+  // or, on a server without the login route, by a bearer token kept in memory for this page only.
+  let loggedIn = false;
+  let token = "";
+  let csrf = "";
   let authRequired = false;
+  localStorage.removeItem(OLD_TOKEN_KEY);
   let events = null;
   const cards = new Map();     // instance id -> {root, badge, meta, err, tabs, buttons, tabEls: Map}
   const shotBusy = new Set();  // tab ids with a screenshot in flight
@@ -25,10 +30,13 @@
     // Its own agent id: the dashboard's screenshot polling must not move anyone's current tab.
     const headers = {"X-Agent-Id": "dashboard"};
     if (token) headers.Authorization = "Bearer " + token;
+    if (csrf) headers["X-CSRF-Token"] = csrf;
     if (body !== undefined) headers["Content-Type"] = "application/json";
-    const resp = await fetch(path, {method, headers, body: body === undefined ? undefined : JSON.stringify(body)});
+    const resp = await fetch(path, {method, headers, credentials: "same-origin",
+                                    body: body === undefined ? undefined : JSON.stringify(body)});
     if (resp.status === 401) {
-      askToken(token ? "That token was refused." : "");
+      askToken(loggedIn ? "Your login has ended: type the token again." : "");
+      loggedIn = false;
       throw new AuthError("token needed");
     }
     return resp;
@@ -61,33 +69,74 @@
     $("token-input").focus();
   }
 
-  $("token-form").addEventListener("submit", (ev) => {
+  $("token-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    token = $("token-input").value.trim();
-    localStorage.setItem(TOKEN_KEY, token);
+    const typed = $("token-input").value.trim();
+    let resp;
+    try {
+      resp = await fetch("/api/auth/login", {method: "POST", credentials: "same-origin",
+                                             headers: {"Content-Type": "application/json"},
+                                             body: JSON.stringify({token: typed})});
+    } catch (e) {
+      $("token-error").textContent = "server unreachable";
+      return;
+    }
+    const data = await resp.json().catch(() => ({}));
+    // No login route here (a server that guards every path answers "missing_token" for it): the
+    // token goes with each call instead, from this page's memory only.
+    if (resp.status === 404 || data.code === "missing_token") {
+      token = typed;
+    } else if (!resp.ok) {
+      $("token-error").textContent = resp.status === 401 ? "That token was refused." : (data.error || "login failed");
+      return;
+    } else {
+      csrf = data.csrfToken || "";
+    }
+    loggedIn = true;
     $("token-input").value = "";
     $("token-panel").hidden = true;
     $("token-change").hidden = !authRequired;
+    if (location.pathname === "/login") history.replaceState(null, "", "/dashboard");
+    refreshAll();
+  });
+
+  function refreshAll() {
     refreshInstances();
+    refreshProfiles();
+    refreshActivity();
     connectEvents();
     refreshDebugSessions();
     if (debug.selected) startStream();   // resumes from the last event seen
-  });
+  }
 
-  $("token-change").addEventListener("click", () => askToken(""));
+  $("token-change").addEventListener("click", async () => {
+    if (!token) {
+      await fetch("/api/auth/logout", {method: "POST", credentials: "same-origin"}).catch(() => null);
+    }
+    loggedIn = false;
+    token = csrf = "";
+    if (events) { events.close(); events = null; }
+    askToken("");
+  });
 
   // --- health -------------------------------------------------------------------------------
   async function refreshHealth() {
     const badge = $("health");
     try {
-      const resp = await fetch("/health");
+      const resp = await fetch("/health", {credentials: "same-origin"});
       const h = await resp.json();
       authRequired = !!h.authRequired;
-      $("token-change").hidden = !authRequired || !token;
+      // The server describes its security only to callers it knows: our login cookie still works.
+      if (authRequired && !loggedIn && h.security) {
+        loggedIn = true;
+        $("token-panel").hidden = true;
+        if (booted) refreshAll();   // boot() does it the first time
+      }
+      $("token-change").hidden = !authRequired || !loggedIn;
       const def = h.defaultInstance ? ` · default ${h.defaultInstance.status}` : "";
       badge.dataset.status = h.status;
       badge.textContent = h.status === "ok" ? `ok · ${h.instances} instance(s)${def}` : `error: ${h.reason || "unhealthy"}`;
-      if (authRequired && !token) askToken("");
+      if (authRequired && !loggedIn) askToken("");
     } catch (e) {
       badge.dataset.status = "error";
       badge.textContent = "server unreachable";
@@ -96,7 +145,7 @@
 
   // --- instances ----------------------------------------------------------------------------
   async function refreshInstances() {
-    if (authRequired && !token) return;
+    if (authRequired && !loggedIn) return;
     let list;
     try {
       list = await json("GET", "/instances");
@@ -259,8 +308,9 @@
   // --- events -------------------------------------------------------------------------------
   function connectEvents() {
     if (events) events.close();
-    if (authRequired && !token) return;
-    // EventSource cannot send headers: the server takes ?token= on this one route.
+    if (authRequired && !loggedIn) return;
+    // EventSource cannot send headers: the login cookie goes with it, or (no login route) the
+    // server takes ?token= on this one route.
     const url = "/api/events" + (token ? "?token=" + encodeURIComponent(token) : "");
     events = new EventSource(url);
     const state = $("events-state");
@@ -294,7 +344,7 @@
   }
 
   async function refreshProfiles() {
-    if (authRequired && !token) return;
+    if (authRequired && !loggedIn) return;
     let list;
     try {
       list = await json("GET", "/profiles");
@@ -321,7 +371,7 @@
   }
 
   async function refreshActivity() {
-    if (authRequired && !token) return;
+    if (authRequired && !loggedIn) return;
     let data;
     try {
       data = await json("GET", "/api/activity?limit=60");
@@ -538,7 +588,8 @@
                                  {headers, signal: ctrl.signal, cache: "no-store"});
         if (resp.status === 401) {
           setStreamState("error", "token needed");
-          askToken(token ? "That token was refused." : "");
+          askToken(loggedIn ? "Your login has ended: type the token again." : "");
+          loggedIn = false;
           return;   // the token form starts it again
         }
         if (resp.status === 404) {
@@ -587,7 +638,7 @@
 
   function startStream() {
     stopStream();
-    if (!debug.selected || (authRequired && !token)) return;
+    if (!debug.selected || (authRequired && !loggedIn)) return;
     const ctrl = new AbortController();
     debug.stream = ctrl;
     setStreamState("starting", "connecting");
@@ -735,7 +786,7 @@
   }
 
   async function refreshDebugSessions() {
-    if (authRequired && !token) return;
+    if (authRequired && !loggedIn) return;
     let data;
     try {
       data = await json("GET", "/debug/sessions");
@@ -941,8 +992,10 @@
   }
 
   // --- start --------------------------------------------------------------------------------
+  let booted = false;
   async function boot() {
     await refreshHealth();
+    booted = true;
     await refreshInstances();
     refreshProfiles();
     refreshActivity();

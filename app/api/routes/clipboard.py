@@ -1,0 +1,93 @@
+"""The shared clipboard: ``POST /clipboard/write`` (and ``/copy``), ``GET /clipboard/read`` (and ``/paste``).
+
+Off unless security.allowClipboard. As in the original, it is a text store kept by the server and
+shared by every tab and caller, not the operating system's clipboard (which a headless browser
+does not have, and which would leak between the person and the agents). It lives as long as the
+process; the text goes to callers only, never to a log.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from flask import Response, current_app, jsonify, request
+
+from ...errors import BadRequest, disabled
+from ...openapi import Blueprint, ErrorSchema
+from ..responses import ClipboardTextResponse, ClipboardWrittenResponse
+from ..schemas import ClipboardWriteSchema
+from .common import before_reading, state
+
+bp = Blueprint("clipboard", __name__)
+DISABLED = "the clipboard is off unless security.allowClipboard is set"
+
+
+class Clipboard:
+    """One text, shared; a lock so a read never sees half of a write's bookkeeping."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._text = ""
+
+    def write(self, text: str) -> None:
+        with self._lock:
+            self._text = text
+
+    def read(self) -> str:
+        with self._lock:
+            return self._text
+
+
+def _clipboard() -> Clipboard:
+    return current_app.extensions.setdefault("pinchtab.clipboard", Clipboard())
+
+
+def _allowed() -> None:
+    if not state().config.security.allow_clipboard:
+        raise disabled("clipboard", "security.allowClipboard")
+    if "tabId" in request.args:
+        # One clipboard for every tab: a tab id would suggest a per-tab one that does not exist.
+        raise BadRequest("tabId is not supported for shared clipboard operations", details={"field": "tabId"})
+
+
+def _write(req: dict[str, Any]) -> Response:
+    _clipboard().write(req["text"])
+    return jsonify({"success": True})
+
+
+@bp.route("/clipboard/write", methods=["POST"])
+@before_reading(_allowed)
+@bp.arguments(ClipboardWriteSchema)
+@bp.response(200, ClipboardWrittenResponse)
+@bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
+def write(req: dict[str, Any]) -> Response:
+    """Put text on the shared clipboard (64 KiB at most)."""
+    return _write(req)
+
+
+@bp.route("/clipboard/copy", methods=["POST"])
+@before_reading(_allowed)
+@bp.arguments(ClipboardWriteSchema)
+@bp.response(200, ClipboardWrittenResponse)
+@bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
+def copy(req: dict[str, Any]) -> Response:
+    """The same as /clipboard/write."""
+    return _write(req)
+
+
+@bp.route("/clipboard/read", methods=["GET"])
+@before_reading(_allowed)
+@bp.response(200, ClipboardTextResponse)
+@bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
+def read() -> Response:
+    """The text on the shared clipboard ("" when nothing was written)."""
+    return jsonify({"text": _clipboard().read()})
+
+
+@bp.route("/clipboard/paste", methods=["GET"])
+@before_reading(_allowed)
+@bp.response(200, ClipboardTextResponse)
+@bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
+def paste() -> Response:
+    """The same as /clipboard/read."""
+    return jsonify({"text": _clipboard().read()})

@@ -1,0 +1,96 @@
+"""POST /emulation/viewport, /geolocation, /offline, /headers, /credentials and /media (and each
+/tabs/{tabId}/... twin): what one tab pretends to be, until changed (``cdp.emulation``).
+
+The password of /emulation/credentials goes to the browser only: it is never answered back or logged.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, jsonify
+
+from cdp import emulation
+
+from ...openapi import Blueprint, tab_route
+from ..responses import (
+    CredentialsResponse,
+    GeolocationResponse,
+    HeadersResponse,
+    MediaResponse,
+    OfflineResponse,
+    ViewportResponse,
+)
+from ..schemas import (
+    CredentialsSchema,
+    GeolocationSchema,
+    HeadersSchema,
+    MediaSchema,
+    OfflineSchema,
+    ViewportSchema,
+)
+from .common import on_tab, tab
+
+bp = Blueprint("emulation", __name__)
+
+
+@tab_route(bp, "/emulation/viewport", methods=["POST"])
+@bp.arguments(ViewportSchema)
+@bp.response(200, ViewportResponse)
+def viewport(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Set the tab's viewport size, device pixel ratio and mobile mode."""
+    on_tab(tab(req.get("tabId")), lambda t: emulation.set_viewport(t, req["width"], req["height"],
+                                                                    req["deviceScaleFactor"], req["mobile"]))
+    return jsonify({"width": req["width"], "height": req["height"], "deviceScaleFactor": req["deviceScaleFactor"],
+                    "mobile": req["mobile"], "status": "applied"})
+
+
+@tab_route(bp, "/emulation/geolocation", methods=["POST"])
+@bp.arguments(GeolocationSchema)
+@bp.response(200, GeolocationResponse)
+def geolocation(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Set where the tab's navigator.geolocation says it is (and let the page's origin ask without a prompt)."""
+    on_tab(tab(req.get("tabId")), lambda t: emulation.set_geolocation(t, req["latitude"], req["longitude"],
+                                                                       req["accuracy"]))
+    return jsonify({"latitude": req["latitude"], "longitude": req["longitude"], "accuracy": req["accuracy"],
+                    "status": "applied"})
+
+
+@tab_route(bp, "/emulation/offline", methods=["POST"])
+@bp.arguments(OfflineSchema)
+@bp.response(200, OfflineResponse)
+def offline(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Take the tab offline, or back online (optionally with latency and throughput limits)."""
+    on_tab(tab(req.get("tabId")), lambda t: emulation.set_network_conditions(
+        t, req["offline"], req["latency"], req["downloadThroughput"], req["uploadThroughput"]))
+    return jsonify({"offline": req["offline"], "status": "offline" if req["offline"] else "online"})
+
+
+@tab_route(bp, "/emulation/headers", methods=["POST"])
+@bp.arguments(HeadersSchema)
+@bp.response(200, HeadersResponse)
+def headers(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Send these headers with every request of the tab (an empty object clears them)."""
+    on_tab(tab(req.get("tabId")), lambda t: emulation.set_extra_headers(t, req["headers"]))
+    return jsonify({"headers": req["headers"], "status": "applied"})
+
+
+@tab_route(bp, "/emulation/credentials", methods=["POST"])
+@bp.arguments(CredentialsSchema)
+@bp.response(200, CredentialsResponse)
+def credentials(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Answer the tab's HTTP auth challenges with these credentials (an empty username clears them)."""
+    target = tab(req.get("tabId"))
+    if not req["username"]:
+        on_tab(target, emulation.clear_credentials)
+        return jsonify({"status": "cleared"})
+    on_tab(target, lambda t: emulation.set_credentials(t, req["username"], req["password"]))
+    return jsonify({"username": req["username"], "status": "applied"})
+
+
+@tab_route(bp, "/emulation/media", methods=["POST"])
+@bp.arguments(MediaSchema)
+@bp.response(200, MediaResponse)
+def media(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Emulate a CSS media feature (prefers-color-scheme, ...) or the media type (media: print)."""
+    on_tab(tab(req.get("tabId")), lambda t: emulation.set_media_feature(t, req["feature"], req["value"]))
+    return jsonify({"feature": req["feature"], "value": req["value"], "status": "applied"})

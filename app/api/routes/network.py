@@ -1,0 +1,461 @@
+"""The tab's network: its captured requests (GET /network, /network/{requestId}, the streams, the
+HAR export, POST /network/clear) and request interception (GET|POST|DELETE /network/route).
+
+Capture runs from each tab's creation (cdp/network.py); these routes read its ring from the request
+thread, so a busy tab still answers. Interception is off unless ``security.allowNetworkIntercept``;
+its rules live on the tab (cdp/intercept.py) and change on the tab's worker.
+
+The streams hold a request thread each, so they share the bridge's cap on long-lived connections
+(``debug.maxConnections``: 503 past it), last at most MAX_STREAM_S, and end within a second of a
+shutdown or of their tab closing.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from flask import Flask, Response, current_app, jsonify
+from flask.blueprints import BlueprintSetupState
+from marshmallow import Schema, fields, validate
+
+from cdp import intercept
+from cdp.errors import CDPError, CDPTimeout
+from cdp.network import broken
+from cdp.tab import Tab
+
+from ... import files
+from ...errors import BadRequest, NotFound, Unavailable, disabled
+from ...openapi import TEXT, Blueprint, ErrorSchema, tab_route
+from .. import har
+from ..schemas import MAX_COUNT, Loose, TabIdMixin, TabQuerySchema
+from .common import before_reading, on_tab, state, tab
+
+bp = Blueprint("network", __name__)
+
+HEARTBEAT_S = 15.0
+MAX_STREAM_S = 30 * 60.0
+SHUTDOWN_CHECK_S = 0.5  # a stream notices a shutdown (or its tab closing) within this
+BODY_WAIT_S = 2.0       # a body Chrome is still handing over is waited for this long
+MAX_EXPORT_BODY = 10 * 1024 * 1024
+MAX_STREAM_ENTRIES = 10_000  # a streamed export ends (and is written) at this many entries
+_STOPPING = "pinchtab.network_streams_stopping"
+_STATUS = r"^([1-5]xx|[1-5][0-9]{2}|[1-5][0-9]{2}-[1-5][0-9]{2})$"
+
+
+@bp.record_once
+def _end_streams_on_shutdown(setup: BlueprintSetupState) -> None:
+    app: Flask = setup.app
+    stopping = app.extensions[_STOPPING] = threading.Event()
+    app.extensions.setdefault("pinchtab.on_shutdown", []).append(stopping.set)
+
+
+# --- what the routes take ------------------------------------------------------------------------
+class NetworkFilterSchema(Loose, TabIdMixin):
+    filter = fields.String(load_default="", metadata={"description": "a substring of the URL"})
+    method = fields.String(load_default="", validate=validate.Length(max=16))
+    status = fields.String(load_default="", validate=validate.Regexp(_STATUS, error="status: 404, 4xx or 400-499"),
+                           metadata={"description": "a status (404), a class (4xx) or a range (400-499)"})
+    type = fields.String(load_default="", validate=validate.Length(max=64),
+                         metadata={"description": "resource type, any case: document, xhr, fetch, image, ..."})
+
+
+class NetworkQuerySchema(NetworkFilterSchema):
+    limit = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_COUNT),
+                           metadata={"description": "the last N entries (0: all)"})
+    bufferSize = fields.Integer(validate=validate.Range(min=1, max=10000), metadata={
+        "description": "accepted for compatibility: capture starts with each tab, sized by server.networkBufferSize"})
+    broken = fields.Boolean(load_default=False,
+                            metadata={"description": "only responses of 400 and above and failed loads, short"})
+
+
+class NetworkDetailQuerySchema(Loose, TabIdMixin):
+    body = fields.Boolean(load_default=False, metadata={"description": "include the retained response body"})
+
+
+class NetworkExportQuerySchema(NetworkQuerySchema):
+    body = fields.Boolean(load_default=False, metadata={"description": "include response bodies"})
+    redact = fields.Boolean(load_default=True,
+                            metadata={"description": "false: keep cookies and authorization headers"})
+    format = fields.String(load_default="har", validate=validate.OneOf(("har",)))
+    output = fields.String(load_default="", validate=validate.OneOf(("", "json", "file")))
+    path = fields.String(load_default="", metadata={"description": "with output=file: where, in the state dir"})
+
+
+class NetworkExportStreamQuerySchema(NetworkFilterSchema):
+    path = fields.String(required=True, validate=validate.Length(min=1),
+                         error_messages={"required": "path required for streaming export"},
+                         metadata={"description": "where the HAR is written, in the state dir"})
+    body = fields.Boolean(load_default=False)
+    redact = fields.Boolean(load_default=True)
+    format = fields.String(load_default="har", validate=validate.OneOf(("har",)))
+
+
+class NetworkClearQuerySchema(Loose):
+    tabId = fields.String(validate=validate.Length(min=1), metadata={"description": "this tab only (default: all)"})
+
+
+class RouteSchema(Loose, TabIdMixin):
+    pattern = fields.String(required=True, validate=validate.Length(min=1, max=intercept.MAX_PATTERN),
+                            error_messages={"required": "pattern required"},
+                            metadata={"description": "URL glob (* any characters, ? one); no wildcard: substring"})
+    action = fields.String(load_default="continue", validate=validate.OneOf(intercept.ACTIONS))
+    body = fields.String(load_default="", validate=validate.Length(max=intercept.MAX_FULFILL_BODY),
+                         metadata={"description": "fulfill: the response body"})
+    contentType = fields.String(load_default="", validate=validate.Length(max=256),
+                                metadata={"description": "fulfill: one of the types a browser never runs "
+                                                         "(default application/json)"})
+    status = fields.Integer(load_default=0, validate=validate.Range(min=0, max=599),
+                            metadata={"description": "fulfill: 100-599 (default 200)"})
+    resourceType = fields.String(load_default="", validate=validate.Length(max=64),
+                                 metadata={"description": "only requests of this type (document, xhr, image, ...)"})
+    method = fields.String(load_default="", validate=validate.Length(max=16),
+                           metadata={"description": "only requests of this HTTP method"})
+    headers = fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=256)),
+                          values=fields.String(validate=validate.Length(max=8192)), load_default=dict,
+                          metadata={"description": "continue: request headers to set; fulfill: response headers"})
+
+
+class UnrouteQuerySchema(Loose, TabIdMixin):
+    pattern = fields.String(load_default="", metadata={"description": "the rule to remove (default: all)"})
+
+
+# --- what they answer ----------------------------------------------------------------------------
+class NetworkEntrySchema(Loose):
+    requestId = fields.String(required=True)
+    url = fields.String(required=True)
+    method = fields.String(required=True)
+    status = fields.Integer(required=True)
+    statusText = fields.String(required=True)
+    resourceType = fields.String(required=True)
+    requestHeaders = fields.Dict(required=True)
+    responseHeaders = fields.Dict(required=True)
+    mimeType = fields.String(required=True)
+    startTime = fields.String(required=True)
+    endTime = fields.String(allow_none=True)
+    duration = fields.Float(allow_none=True, metadata={"description": "ms"})
+    size = fields.Integer(required=True, metadata={"description": "bytes received"})
+    error = fields.String(required=True)
+    finished = fields.Boolean(required=True)
+    failed = fields.Boolean(required=True)
+
+
+class NetworkResponse(Schema):
+    entries = fields.List(fields.Nested(NetworkEntrySchema))
+    items = fields.List(fields.Nested(NetworkEntrySchema), metadata={"description": "the same as entries"})
+    broken = fields.List(fields.Dict(), metadata={"description": "with broken=true: {url, resourceType, "
+                                                                 "statusCode, error?}"})
+    count = fields.Integer(required=True)
+    tabId = fields.String(required=True)
+
+
+class NetworkDetailResponse(Schema):
+    entry = fields.Nested(NetworkEntrySchema, required=True)
+    tabId = fields.String(required=True)
+    bodyRetained = fields.Boolean()
+    responseBody = fields.String()
+    base64Encoded = fields.Boolean()
+    bodyTruncated = fields.Boolean(metadata={"description": "cut at server.retainNetworkBodyMaxBytes"})
+    bodyPending = fields.Boolean()
+    bodyNote = fields.String(metadata={"description": "why there is no body, or that it was cut"})
+
+
+class NetworkClearedResponse(Schema):
+    cleared = fields.Boolean(required=True)
+    tabId = fields.String()
+    all = fields.Boolean()
+
+
+class SavedExportResponse(Schema):
+    path = fields.String(required=True)
+    size = fields.Integer(required=True)
+    format = fields.String(required=True)
+    timestamp = fields.String(required=True)
+    entries = fields.Integer(required=True)
+
+
+class RuleSchema(Schema):
+    pattern = fields.String(required=True)
+    action = fields.String(required=True)
+    body = fields.String()
+    contentType = fields.String()
+    status = fields.Integer()
+    resourceType = fields.String()
+    method = fields.String()
+    headers = fields.Dict()
+
+
+class RoutesResponse(Schema):
+    ok = fields.Boolean()
+    tabId = fields.String(required=True)
+    removed = fields.Integer()
+    rules = fields.List(fields.Nested(RuleSchema), required=True)
+
+
+# --- capture ---------------------------------------------------------------------------------------
+def _matcher(req: dict[str, Any]) -> Callable[[dict[str, Any]], bool]:
+    url_part, method, rtype = req["filter"], req["method"].upper(), req["type"].lower()
+    status = req["status"]
+    if status.endswith("xx"):
+        low, high = int(status[0]) * 100, int(status[0]) * 100 + 99
+    elif "-" in status:
+        low, high = (int(x) for x in status.split("-"))
+    elif status:
+        low = high = int(status)
+
+    def keep(e: dict[str, Any]) -> bool:
+        return ((not url_part or url_part in e["url"]) and (not method or e["method"].upper() == method)
+                and (not rtype or e["resourceType"].lower() == rtype)
+                and (not status or low <= e["status"] <= high))
+    return keep
+
+
+def _limited(entries: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    return entries[-limit:] if limit else entries
+
+
+@tab_route(bp, "/network", methods=["GET"])
+@bp.arguments(NetworkQuerySchema, location="query")
+@bp.response(200, NetworkResponse)
+def network(req: dict[str, Any], tab_id: str | None) -> Response:
+    """The tab's requests since it opened (the last server.networkBufferSize), oldest first."""
+    target = tab(req.get("tabId"))
+    entries = _limited(target.network.entries(_matcher(req)), req["limit"])
+    if req["broken"]:
+        found = broken(entries)
+        return jsonify({"broken": found, "count": len(found), "tabId": target.id})
+    return jsonify({"entries": entries, "items": entries, "count": len(entries), "tabId": target.id})
+
+
+@tab_route(bp, "/network/<request_id>", methods=["GET"])
+@bp.arguments(NetworkDetailQuerySchema, location="query")
+@bp.response(200, NetworkDetailResponse)
+def network_entry(req: dict[str, Any], request_id: str, tab_id: str | None) -> Response:
+    """One request in full; with body=true, its response body when server.retainNetworkBodies keeps them."""
+    target = tab(req.get("tabId"))
+    found = target.network.get(request_id, body=req["body"], wait_s=BODY_WAIT_S)
+    if found is None:
+        raise NotFound(f"request {request_id} not found in tab {target.id}'s network log",
+                       code="request_not_found")
+    entry, body = found
+    return jsonify({"entry": entry, "tabId": target.id, **body})
+
+
+@bp.post("/network/clear")
+@bp.arguments(NetworkClearQuerySchema, location="query")
+@bp.response(200, NetworkClearedResponse)
+def network_clear(req: dict[str, Any]) -> Response:
+    """Forget the captured requests of one tab (tabId), or of every tab."""
+    if req.get("tabId"):
+        target = tab(req["tabId"])
+        target.network.clear()
+        return jsonify({"cleared": True, "tabId": target.id})
+    for t in state().ensure().attached_tabs():
+        t.network.clear()
+    return jsonify({"cleared": True, "all": True})
+
+
+# --- streams ------------------------------------------------------------------------------------------
+def _sse(event: str, data: Any) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n"
+
+
+def _stream(target: Tab, keep: Callable[[dict[str, Any]], bool],
+            on_entry: Callable[[dict[str, Any]], Iterator[str]], on_end: Callable[[str], Iterator[str]]) -> Response:
+    """A text/event-stream of the tab's newly finished requests that ``keep`` keeps, under the
+    connection cap; ``on_end(reason)`` says the last words (shutdown, tab_closed, max_duration)."""
+    hub = current_app.extensions["pinchtab.debug"]
+    stopping: threading.Event = current_app.extensions[_STOPPING]
+    if not hub.acquire_slot():
+        raise Unavailable("too many long-lived connections (debug.maxConnections); try again later",
+                          code="too_many_connections", headers={"Retry-After": "5"})
+    sub = target.network.subscribe()
+
+    def events() -> Iterator[str]:
+        yield ": stream open\n\n"
+        deadline = time.monotonic() + MAX_STREAM_S
+        heartbeat = time.monotonic() + HEARTBEAT_S
+        reason = "max_duration"
+        while time.monotonic() < deadline:
+            if stopping.is_set():
+                reason = "shutdown"
+                break
+            items, dropped = sub.take(SHUTDOWN_CHECK_S)
+            if dropped:  # a reader slower than the page: say how many it missed, then go on
+                yield _sse("dropped", {"count": dropped})
+            for item in items:
+                if keep(item):
+                    yield from on_entry(item)
+            if sub.closed and not items:
+                reason = "tab_closed"
+                break
+            if time.monotonic() >= heartbeat:
+                yield ": heartbeat\n\n"
+                heartbeat = time.monotonic() + HEARTBEAT_S
+        yield from on_end(reason)
+
+    def release() -> None:
+        target.network.unsubscribe(sub)
+        hub.release_slot()
+
+    resp = Response(events(), mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    resp.call_on_close(release)  # runs whether or not the stream was ever read
+    return resp
+
+
+@tab_route(bp, "/network/stream", methods=["GET"])
+@bp.arguments(NetworkFilterSchema, location="query")
+@bp.response(200, TEXT, content_type="text/event-stream",
+             description="event: network, data: one finished request (as in GET /network), per request; "
+                         "event: dropped, data: {count} when a slow reader missed some; "
+                         "event: end, data: {reason} when the stream ends")
+def network_stream(req: dict[str, Any], tab_id: str | None) -> Response:
+    """The tab's requests as they finish, as Server-Sent Events."""
+    target = tab(req.get("tabId"))
+    return _stream(target, _matcher(req), lambda e: iter([_sse("network", e)]),
+                   lambda reason: iter([_sse("end", {"reason": reason})]))
+
+
+# --- HAR export --------------------------------------------------------------------------------------
+def _bodies(t: Tab, entries: list[dict[str, Any]]) -> dict[str, tuple[str, bool]]:
+    """On the worker: the bodies of finished requests, kept ones first, else asked of Chrome
+    (all asked at once, each answer waited within the job's deadline); too large ones left out."""
+    out: dict[str, tuple[str, bool]] = {}
+    asked = []
+    for e in entries:
+        if not e["finished"] or e["failed"]:
+            continue
+        kept = t.network.retained_body(e["requestId"])
+        if kept is not None:
+            out[e["requestId"]] = kept
+        else:
+            asked.append((e["requestId"], t.send("Network.getResponseBody", {"requestId": e["requestId"]})))
+    for rid, fut in asked:
+        try:
+            res = t.wait_result(fut, "Network.getResponseBody")
+        except CDPError:
+            continue  # Chrome no longer holds it: the entry goes without its body
+        except CDPTimeout:
+            break  # the job's time is up: the export goes out with the bodies it has
+        if len(res.get("body", "")) <= MAX_EXPORT_BODY:
+            out[rid] = (res.get("body", ""), bool(res.get("base64Encoded")))
+    return out
+
+
+def _har_entries(target: Tab, entries: list[dict[str, Any]], *, with_bodies: bool,
+                 redact: bool) -> list[dict[str, Any]]:
+    bodies = on_tab(target, lambda t: _bodies(t, entries)) if with_bodies and entries else {}
+    return [har.entry(e, redact=redact, body=bodies.get(e["requestId"])) for e in entries]
+
+
+@tab_route(bp, "/network/export", methods=["GET"])
+@bp.arguments(NetworkExportQuerySchema, location="query")
+@bp.response(200, {"anyOf": [{"type": "object", "required": ["log"], "properties": {"log": {"type": "object"}}},
+                             SavedExportResponse]},
+             description="HAR 1.2 ({log: {version, creator, pages, entries}}), or where it was written (output=file)")
+def network_export(req: dict[str, Any], tab_id: str | None) -> Response:
+    """The tab's captured requests as a HAR 1.2 document (credentials redacted unless redact=false)."""
+    target = tab(req.get("tabId"))
+    state_dir = state().config.server.state_dir
+    target_file = (files.output_file(state_dir, req["path"], f"exports/network-{files.stamp()}.har")
+                   if req["output"] == "file" else None)
+    entries = _limited(target.network.entries(_matcher(req)), req["limit"])
+    doc = har.document(_har_entries(target, entries, with_bodies=req["body"], redact=req["redact"]))
+    if target_file is None:
+        return jsonify(doc)
+    size = files.write_atomic(target_file, json.dumps(doc, ensure_ascii=False).encode(), what="the HAR export")
+    return jsonify({**files.saved(target_file, size, "har"), "entries": len(entries)})
+
+
+@tab_route(bp, "/network/export/stream", methods=["GET"])
+@bp.arguments(NetworkExportStreamQuerySchema, location="query")
+@bp.response(200, TEXT, content_type="text/event-stream",
+             description="event: export, data: {entries, url} per request written; then event: done, data: "
+                         "{entries, path?, reason} once the HAR file is written (when it holds any entry)")
+def network_export_stream(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Record the tab's requests as they finish into a HAR file, reporting each as a Server-Sent Event."""
+    target = tab(req.get("tabId"))
+    path = files.output_file(state().config.server.state_dir, req["path"], "exports/network.har")
+    collected: list[dict[str, Any]] = []
+    keep = _matcher(req)
+
+    def on_entry(e: dict[str, Any]) -> Iterator[str]:
+        if len(collected) >= MAX_STREAM_ENTRIES:
+            return
+        body = target.network.retained_body(e["requestId"]) if req["body"] else None
+        collected.append(har.entry(e, redact=req["redact"], body=body))
+        yield _sse("export", {"entries": len(collected), "url": e["url"][:120]})
+
+    def on_end(reason: str) -> Iterator[str]:
+        done: dict[str, Any] = {"entries": len(collected), "reason": reason}
+        if collected:
+            data = json.dumps(har.document(collected), ensure_ascii=False).encode()
+            try:
+                files.write_atomic(path, data, what="the HAR export")
+                done["path"] = str(path)
+            except OSError as exc:
+                done["error"] = f"could not write the HAR export: {exc.strerror or exc}"
+        yield _sse("done", done)
+
+    return _stream(target, keep, on_entry, on_end)
+
+
+# --- interception -----------------------------------------------------------------------------------
+def _intercept_enabled() -> None:
+    if not state().config.security.allow_network_intercept:
+        raise disabled("network_intercept", "security.allowNetworkIntercept")
+
+
+def _routes_answer(target: Tab, **extra: Any) -> Response:
+    return jsonify({**extra, "tabId": target.id, "rules": [r.to_dict() for r in target.intercept.rules]})
+
+
+_GATE = {"description": "interception is off unless security.allowNetworkIntercept is set"}
+
+
+@tab_route(bp, "/network/route", methods=["GET"])
+@before_reading(_intercept_enabled)
+@bp.arguments(TabQuerySchema, location="query")
+@bp.response(200, RoutesResponse)
+@bp.alt_response(403, schema=ErrorSchema, **_GATE)
+def routes_list(req: dict[str, Any], tab_id: str | None) -> Response:
+    """The tab's interception rules, in the order they are tried."""
+    return _routes_answer(tab(req.get("tabId")))
+
+
+@tab_route(bp, "/network/route", methods=["POST"])
+@before_reading(_intercept_enabled)
+@bp.arguments(TabQuerySchema, location="query")
+@bp.arguments(RouteSchema)
+@bp.response(200, RoutesResponse)
+@bp.alt_response(403, schema=ErrorSchema, **_GATE)
+def route_add(query: dict[str, Any], req: dict[str, Any], tab_id: str | None) -> Response:
+    """Install a rule (replacing the rule of the same pattern): continue (with headers), abort or fulfill."""
+    target = tab(req.get("tabId") or query.get("tabId"))
+    try:
+        rule = intercept.Rule.build(req["pattern"], req["action"], body=req["body"],
+                                    content_type=req["contentType"], status=req["status"],
+                                    resource_type=req["resourceType"], method=req["method"],
+                                    headers=req["headers"])
+        on_tab(target, lambda t: t.intercept.add(rule))
+    except intercept.RuleError as exc:
+        raise BadRequest(str(exc), code="bad_route", details={"field": exc.field}) from None
+    return _routes_answer(target, ok=True)
+
+
+@tab_route(bp, "/network/route", methods=["DELETE"])
+@before_reading(_intercept_enabled)
+@bp.arguments(UnrouteQuerySchema, location="query")
+@bp.response(200, RoutesResponse)
+@bp.alt_response(403, schema=ErrorSchema, **_GATE)
+def route_remove(req: dict[str, Any], tab_id: str | None) -> Response:
+    """Remove the rules of a pattern, or every rule of the tab (404 when it has none)."""
+    target = tab(req.get("tabId"))
+    if not target.intercept.routed:
+        raise NotFound(f"tab {target.id} has no interception rules", code="not_routed")
+    removed = on_tab(target, lambda t: t.intercept.remove(req["pattern"] or None))
+    return _routes_answer(target, ok=True, removed=removed)
+

@@ -1,0 +1,75 @@
+"""POST|GET|DELETE /sessions: agent sessions (``app.sessions``), on a bridge and on the server.
+
+A session token is what an operator hands an agent instead of the token: with
+``Authorization: Session <token>`` the agent reaches the browser API as its own agent (the
+server forwards its id to the instance as ``X-Agent-Id``), and loses access when the session is
+revoked. The server keeps its own sessions; it does not forward these routes.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask, Response, current_app, jsonify
+
+from ... import auth
+from ...auth import require_admin
+from ...errors import APIError, NotFound
+from ...openapi import Blueprint
+from ...sessions import AgentSessions, SessionLimit
+from ..responses import SessionCreatedResponse, SessionRecord, SessionRevokedResponse
+from ..schemas import SessionCreateSchema
+
+bp = Blueprint("sessions", __name__)
+
+
+def init_app(app: Flask) -> AgentSessions:
+    """Give the app its session table, which ``app.auth`` reads for ``Session`` credentials."""
+    table = AgentSessions()
+    app.extensions[auth.SESSIONS] = table
+    return table
+
+
+def table() -> AgentSessions:
+    return current_app.extensions[auth.SESSIONS]
+
+
+@bp.post("/sessions")
+@bp.arguments(SessionCreateSchema)
+@bp.response(201, SessionCreatedResponse)
+def create_session(req: dict[str, Any]) -> tuple[Response, int]:
+    """A session for one agent; its token is in this answer only."""
+    require_admin("create agent sessions")
+    try:
+        session, token = table().create(req["agentId"], req["label"], req["ttlSec"], req["idleSec"])
+    except SessionLimit as exc:
+        raise APIError(str(exc), status=429, code="too_many_sessions") from None
+    return jsonify({**session.record(), "token": token}), 201
+
+
+@bp.get("/sessions")
+@bp.response(200, SessionRecord(many=True))
+def list_sessions() -> Response:
+    """Live sessions (never their tokens)."""
+    require_admin("list agent sessions", elevated=False)
+    return jsonify([s.record() for s in table().list()])
+
+
+@bp.get("/sessions/<session_id>")
+@bp.response(200, SessionRecord)
+def get_session(session_id: str) -> Response:
+    """One live session."""
+    require_admin("read agent sessions", elevated=False)
+    session = table().get(session_id)
+    if session is None:
+        raise NotFound(f"no live session {session_id!r}", code="session_not_found")
+    return jsonify(session.record())
+
+
+@bp.delete("/sessions/<session_id>")
+@bp.response(200, SessionRevokedResponse)
+def revoke_session(session_id: str) -> Response:
+    """Revoke a session: its token stops working at once."""
+    require_admin("revoke agent sessions")
+    if not table().revoke(session_id):
+        raise NotFound(f"no live session {session_id!r}", code="session_not_found")
+    return jsonify({"status": "revoked", "id": session_id})

@@ -1,0 +1,249 @@
+"""The housekeeping verbs of ``pinchtab``: ``help``, ``version``, ``completion``, ``doctor``,
+``dashboard``, ``daemon install|start|stop|status`` (a systemd user unit), and the small menu that
+plain ``pinchtab`` opens on a terminal.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import webbrowser
+from collections.abc import Callable
+from pathlib import Path
+
+from ..config import ConfigError, load_config
+from ..files import write_atomic
+from . import completion
+from .cli_config import config_path
+from .rest import ClientError
+
+__all__ = ["menu", "register", "version"]
+
+UNIT_NAME = "pinchtab.service"
+_SYSTEMCTL_TIMEOUT_S = 30.0
+
+
+def version() -> str:
+    try:
+        return importlib.metadata.version("pinchtab")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def help_text(parser: argparse.ArgumentParser) -> str:
+    """Every verb, one line each, from the parser's own table."""
+    table = completion.verb_table(parser)
+    width = max(len(v.name) for v in table) + 2
+    lines = [f"pinchtab {version()} - a browser API for AI agents", "",
+             "Usage: pinchtab [--server URL] [--tab ID] [--json] [--agent-id ID] <command> [args]", "",
+             "Commands:"]
+    for v in table:
+        alias = f" (also: {', '.join(v.aliases)})" if v.aliases else ""
+        lines.append(f"  {v.name:<{width}}{v.summary}{alias}")
+    lines += ["", "`pinchtab <command> --help` for a command's arguments and options.",
+              "Environment: PINCHTAB_SERVER, PINCHTAB_TOKEN, PINCHTAB_AGENT_ID, PINCHTAB_SESSION, PINCHTAB_CONFIG."]
+    return "\n".join(lines)
+
+
+def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        if args.topic:
+            sub = completion.subparsers(parser)
+            if args.topic not in sub.choices:
+                print(f"Error: unknown command {args.topic!r}; `pinchtab help` lists them", file=sys.stderr)
+                return 2
+            sub.choices[args.topic].print_help()
+            return 0
+        print(help_text(parser))
+        return 0
+
+    return run
+
+
+def _completion(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        print(completion.bash(parser) if args.shell == "bash" else completion.zsh(parser), end="")
+        return 0
+
+    return run
+
+
+def _version(args: argparse.Namespace) -> int:
+    print(f"pinchtab {version()}")
+    return 0
+
+
+def doctor(args: argparse.Namespace) -> int:
+    """Check what pinchtab needs: the config, a browser, the state dir, the server. Exit 1 on a failure."""
+    from cdp.launcher import LaunchError, find_browser
+
+    from .cli_verbs import client_for
+
+    failed = False
+
+    def report(ok: bool, what: str) -> None:
+        nonlocal failed
+        failed = failed or not ok
+        print(f"{'✓' if ok else '✗'} {what}")
+
+    try:
+        config = load_config()
+        report(True, f"config: {config_path()}" + ("" if config_path().exists() else " (not present: defaults)"))
+    except ConfigError as exc:
+        report(False, f"config: {exc}")
+        return 1
+    try:
+        report(True, f"browser: {find_browser(config.browser.binary)}")
+    except LaunchError as exc:
+        report(False, f"browser: {exc}")
+    state_dir = config.server.state_dir
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        report(os.access(state_dir, os.W_OK), f"state dir: {state_dir}")
+    except OSError as exc:
+        report(False, f"state dir: {state_dir}: {exc.strerror}")
+    print("- token: " + ("configured" if config.server.token else
+                         "none (loopback only; `pinchtab config init` makes one)"))
+    client, _ = client_for(args, timeout_s=5.0)
+    try:
+        health = client.get("/health")
+        report(True, f"server: {client.base_url} answers ({health.get('status', '?')})")
+    except ClientError as exc:
+        print(f"- server: {client.base_url}: {exc.message}")  # not running is not a fault
+    return 1 if failed else 0
+
+
+def _dashboard(args: argparse.Namespace) -> int:
+    from .cli_verbs import client_for
+
+    client, _ = client_for(args)
+    url = f"{client.base_url}/dashboard"
+    print(url)
+    if sys.stdout.isatty():
+        webbrowser.open(url)
+    return 0
+
+
+# --------------------------------------------------------------------------
+# daemon: a systemd user unit
+
+
+def unit_path(env: dict[str, str] | None = None) -> Path:
+    env = dict(os.environ) if env is None else env
+    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
+    return Path(base) / "systemd" / "user" / UNIT_NAME
+
+
+def unit_text() -> str:
+    """The unit: ``pinchtab server`` under the user's manager, restarted when it fails."""
+    exe = shutil.which("pinchtab")
+    command = shlex.join([exe, "server"] if exe else [sys.executable, "-m", "app.clients.cli", "server"])
+    named = os.environ.get("PINCHTAB_CONFIG", "")
+    env_lines = [f"Environment={shlex.quote('PINCHTAB_CONFIG=' + named)}"] if named else []
+    return "\n".join([
+        "[Unit]",
+        "Description=Pinchtab browser API for AI agents",
+        "After=network.target",
+        "",
+        "[Service]",
+        "Type=simple",
+        f"ExecStart={command}",
+        *env_lines,
+        "Restart=on-failure",
+        "RestartSec=2",
+        "",
+        "[Install]",
+        "WantedBy=default.target",
+        "",
+    ])
+
+
+def _systemctl(*words: str) -> int:
+    systemctl = shutil.which("systemctl")
+    if not systemctl:
+        print("Error: systemctl not found: `pinchtab daemon` needs systemd (run `pinchtab server` instead)",
+              file=sys.stderr)
+        return 1
+    try:
+        return subprocess.run([systemctl, "--user", *words], timeout=_SYSTEMCTL_TIMEOUT_S).returncode
+    except subprocess.TimeoutExpired:
+        print(f"Error: systemctl --user {' '.join(words)} did not finish in {_SYSTEMCTL_TIMEOUT_S:g} s",
+              file=sys.stderr)
+        return 1
+
+
+def daemon(args: argparse.Namespace) -> int:
+    path = unit_path()
+    if args.how == "install":
+        write_atomic(path, unit_text().encode(), mode=0o644, what=UNIT_NAME)
+        print(f"Wrote {path}")
+        if args.no_reload:
+            return 0
+        if _systemctl("daemon-reload") != 0:
+            print("Warning: systemctl --user daemon-reload failed; run it yourself, then `pinchtab daemon start`",
+                  file=sys.stderr)
+            return 0
+        print("Start it with: pinchtab daemon start (and `systemctl --user enable pinchtab` to start at login)")
+        return 0
+    if not path.exists():
+        print(f"Error: {path} is not installed; run: pinchtab daemon install", file=sys.stderr)
+        return 1
+    if args.how == "status":
+        print(f"unit: {path}")
+        return _systemctl("status", "--no-pager", UNIT_NAME)
+    return _systemctl(args.how, UNIT_NAME)
+
+
+# --------------------------------------------------------------------------
+# The menu plain `pinchtab` opens on a terminal
+
+
+def menu(parser: argparse.ArgumentParser, run_server: Callable[[], int]) -> int:
+    """A few choices for a person who typed ``pinchtab``: start, dashboard, config, quit."""
+    choices = (("Start the server", run_server),
+               ("Open the dashboard", lambda: _dashboard(parser.parse_args(["dashboard"]))),
+               ("Show the config", lambda: subprocess_free_config()),
+               ("Quit", lambda: 0))
+    print(f"pinchtab {version()}")
+    for i, (label, _) in enumerate(choices, 1):
+        print(f"  {i}) {label}")
+    while True:
+        try:
+            answer = input("Choose [1-4]: ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return 0
+        if answer.isdigit() and 1 <= int(answer) <= len(choices):
+            return choices[int(answer) - 1][1]()
+        print("Please type a number from 1 to 4.")
+
+
+def subprocess_free_config() -> int:
+    from .cli_config import config
+
+    return config(argparse.Namespace(what="show", args=[], force=False))
+
+
+def register(sub: argparse._SubParsersAction, parser: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("help", help="list every command, or show one command's help")
+    p.add_argument("topic", nargs="?", metavar="COMMAND")
+    p.set_defaults(run=_help(parser), command="help")
+    p = sub.add_parser("version", help="print the version")
+    p.set_defaults(run=_version, command="version")
+    p = sub.add_parser("completion", help="print a shell completion script: completion bash|zsh")
+    p.add_argument("shell", choices=("bash", "zsh"))
+    p.set_defaults(run=_completion(parser), command="completion")
+    p = sub.add_parser("doctor", help="check the config, the browser, the state dir and the server",
+                       parents=[common])
+    p.add_argument("what", nargs="?", choices=("browser", "browsers"), help=argparse.SUPPRESS)
+    p.set_defaults(run=doctor, command="doctor")
+    p = sub.add_parser("dashboard", help="print the dashboard's URL (and open it on a desktop)", parents=[common])
+    p.set_defaults(run=_dashboard, command="dashboard")
+    p = sub.add_parser("daemon", help="run the server as a systemd user service: install|start|stop|status")
+    p.add_argument("how", choices=("install", "start", "stop", "status"))
+    p.add_argument("--no-reload", action="store_true", help="install: do not run systemctl daemon-reload")
+    p.set_defaults(run=daemon, command="daemon")

@@ -1,0 +1,117 @@
+"""Dashboard logins: the token typed once, then a cookie for the browser that typed it.
+
+The cookie holds a random login id, never the token; the table keeps only its hash. Each login
+carries a CSRF value (sent back in the login answer) and an elevation time: changes that matter
+most (the config, a shutdown, agent sessions) need the token typed again within the last minutes
+when they come from a cookie. Failed logins are rate-limited per client address.
+"""
+from __future__ import annotations
+
+import collections
+import hashlib
+import hmac
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+IDLE_S = 12 * 3600.0
+MAX_AGE_S = 7 * 24 * 3600.0
+ELEVATION_S = 5 * 60.0
+MAX_LOGINS = 200
+FAILURES_PER_WINDOW = 10
+FAILURE_WINDOW_S = 60.0
+
+
+def _digest(value: str) -> bytes:
+    return hashlib.sha256(value.encode()).digest()
+
+
+@dataclass
+class Login:
+    """One browser's login."""
+
+    digest: bytes
+    csrf: str
+    created: float
+    last_seen: float
+    elevated_until: float = 0.0
+
+    def elevated(self, now: float) -> bool:
+        return now < self.elevated_until
+
+
+class LoginStore:
+    """Live dashboard logins and the failed-attempt counters; thread-safe."""
+
+    def __init__(self, clock: Any = time.time) -> None:
+        self._clock = clock
+        self._logins: dict[bytes, Login] = {}
+        self._failures: dict[str, collections.deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def create(self) -> tuple[str, Login]:
+        """A new login, elevated from the start (its token was just typed): (cookie value, login)."""
+        cookie = secrets.token_urlsafe(32)
+        now = self._clock()
+        login = Login(digest=_digest(cookie), csrf=secrets.token_urlsafe(24), created=now, last_seen=now,
+                      elevated_until=now + ELEVATION_S)
+        with self._lock:
+            self._sweep(now)
+            if len(self._logins) >= MAX_LOGINS:  # the oldest browser signs in again
+                oldest = min(self._logins.values(), key=lambda x: x.last_seen)
+                del self._logins[oldest.digest]
+            self._logins[login.digest] = login
+        return cookie, login
+
+    def resolve(self, cookie: str) -> Login | None:
+        """The live login of a cookie (touched), else None."""
+        now = self._clock()
+        digest = _digest(cookie)
+        with self._lock:
+            login = self._logins.get(digest)
+            if login is None or not hmac.compare_digest(login.digest, digest):
+                return None
+            if now - login.last_seen >= IDLE_S or now - login.created >= MAX_AGE_S:
+                del self._logins[digest]
+                return None
+            login.last_seen = now
+            return login
+
+    def revoke(self, cookie: str) -> None:
+        with self._lock:
+            self._logins.pop(_digest(cookie), None)
+
+    def is_elevated(self, login: Login) -> bool:
+        """Whether the token was typed for this login within the last ELEVATION_S."""
+        return login.elevated(self._clock())
+
+    def elevate(self, login: Login) -> float:
+        """Mark the login as having typed the token just now; the wall-clock end of the elevation."""
+        login.elevated_until = self._clock() + ELEVATION_S
+        return login.elevated_until
+
+    def allow_attempt(self, client: str) -> bool:
+        """False while ``client`` has failed too often in the last window."""
+        now = self._clock()
+        with self._lock:
+            fails = self._failures.get(client)
+            if fails is None:
+                return True
+            while fails and now - fails[0] >= FAILURE_WINDOW_S:
+                fails.popleft()
+            if not fails:
+                del self._failures[client]
+            return len(fails) < FAILURES_PER_WINDOW
+
+    def failed(self, client: str) -> None:
+        with self._lock:
+            if len(self._failures) > 10_000:
+                self._failures.clear()  # bounded: a flood of addresses only resets the counters
+            self._failures.setdefault(client, collections.deque()).append(self._clock())
+
+    def _sweep(self, now: float) -> None:
+        for digest in [d for d, x in self._logins.items()
+                       if now - x.last_seen >= IDLE_S or now - x.created >= MAX_AGE_S]:
+            del self._logins[digest]

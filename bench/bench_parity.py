@@ -1,0 +1,159 @@
+"""The figures of the routes that came with the original's surface, each beside the raw CDP calls
+it stands for, in one run, printed as one table.
+
+    python -m bench.bench_parity [--runs 30]
+
+* GET /capture (a screenshot and an interactive snapshot from one DOM epoch) against
+  GET /screenshot then GET /snapshot, and against raw Page.captureScreenshot +
+  Accessibility.getFullAXTree on the same tab.
+* GET /network of a page that made 100 requests, and GET /timing against one raw Runtime.evaluate.
+* POST /audit/page of a small page, and POST /scrape of a 20-page site: rendered against
+  fetched without rendering (noBrowser).
+
+The bridge runs as users run it (``pinchtab bridge`` under gunicorn, over HTTP with keep-alive),
+attached to a Chromium this script launches, so the raw client shares the browser.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import pages  # noqa: E402
+from bench.bench_bridge import RawCDP  # noqa: E402
+from bench.common import med_ms, pct_ms, timed  # noqa: E402
+from bench.processes import ServerExited, ServerSubprocess, free_port  # noqa: E402
+from cdp.launcher import ChromeProcess, find_browser  # noqa: E402
+
+Row = tuple[str, str, str]
+SITE_PAGES = 20
+
+
+def site_pages() -> dict[str, str]:
+    """The small page, a page that makes 100 requests, and a 20-page site that links in a ring."""
+    out = {"/small.html": pages.small_page()}
+    out["/requests.html"] = pages._doc("Requests", "<p>fetching</p><script>"
+                                       "for (let i = 0; i < 100; i++) fetch('/small.html?i=' + i);</script>")
+    for i in range(SITE_PAGES):
+        links = " ".join(f'<a href="/site/{j}.html">page {j}</a>' for j in ((i + 1) % SITE_PAGES, (i + 2) % SITE_PAGES))
+        out[f"/site/{i}.html"] = pages._doc(f"Page {i}", f"<main><h1>Page {i}</h1><p>{'Some text. ' * 50}</p>"
+                                                         f"<ul><li>{links}</li></ul></main>")
+    return out
+
+
+class Bridge(ServerSubprocess):
+    """``pinchtab bridge --cdp-url`` in a subprocess."""
+
+    def __init__(self, cdp_http: str, workdir: Path) -> None:
+        port = free_port()
+        cfg = workdir / "config.json"
+        cfg.write_text(json.dumps({"instanceDefaults": {"maxTabs": 50}}))
+        env = {**os.environ, "PINCHTAB_CONFIG": str(cfg), "PINCHTAB_PORT": str(port), "HOME": str(workdir)}
+        env.pop("PINCHTAB_TOKEN", None)
+        super().__init__([sys.executable, "-m", "app.clients.cli", "bridge", "--cdp-url", cdp_http], port=port,
+                         env=env, cwd=ROOT, log_path=workdir / "bridge.log", name="bridge", stop_timeout_s=20)
+        self.http = requests.Session()
+        try:
+            self.wait_healthy(60)
+        except (TimeoutError, ServerExited) as exc:
+            self.stop()
+            raise SystemExit(f"bridge did not start: {exc}; see {self.log_path}") from None
+
+    def call(self, method: str, path: str, **kw: Any) -> requests.Response:
+        r = self.http.request(method, self.base + path, timeout=300, **kw)
+        r.raise_for_status()
+        return r
+
+    def stop(self) -> None:
+        super().stop()
+        self.http.close()
+
+
+def capture(base: str, chrome: ChromeProcess, bridge: Bridge, runs: int) -> list[Row]:
+    tab = bridge.call("POST", "/navigate", json={"url": base + "/small.html"}).json()["tabId"]
+    raw = RawCDP(chrome.ws_url, tab)
+    raw.call("Accessibility.enable")
+    paired, apart, bare = [], [], []
+    for _ in range(runs):
+        paired.append(timed(lambda: bridge.call("GET", f"/tabs/{tab}/capture?output=inline&wait=none"))[0])
+        apart.append(timed(lambda: (bridge.call("GET", f"/tabs/{tab}/screenshot"),
+                                    bridge.call("GET", f"/tabs/{tab}/snapshot?filter=interactive")))[0])
+        bare.append(timed(lambda: (raw.call("Page.captureScreenshot", {"format": "jpeg", "quality": 80}),
+                                   raw.call("Accessibility.getFullAXTree")))[0])
+    raw.close()
+    return [
+        ("capture: raw captureScreenshot + getFullAXTree", f"median {med_ms(bare):.1f} ms", f"p90 {pct_ms(bare, .9):.1f} ms"),
+        ("capture: GET /capture (one DOM epoch)", f"median {med_ms(paired):.1f} ms", f"p90 {pct_ms(paired, .9):.1f} ms"),
+        ("capture: GET /screenshot + GET /snapshot", f"median {med_ms(apart):.1f} ms", f"p90 {pct_ms(apart, .9):.1f} ms"),
+    ]
+
+
+def reads(base: str, chrome: ChromeProcess, bridge: Bridge, runs: int) -> list[Row]:
+    tab = bridge.call("POST", "/navigate", json={"url": base + "/requests.html", "waitFor": "load"}).json()["tabId"]
+    raw = RawCDP(chrome.ws_url, tab)
+    expr = "JSON.stringify(performance.getEntriesByType('navigation')[0])"
+    net, timing, bare = [], [], []
+    count = 0
+    for _ in range(runs):
+        t, r = timed(lambda: bridge.call("GET", f"/tabs/{tab}/network?bufferSize=200"))
+        net.append(t)
+        count = r.json()["count"]
+        timing.append(timed(lambda: bridge.call("GET", f"/tabs/{tab}/timing"))[0])
+        bare.append(timed(lambda: raw.call("Runtime.evaluate", {"expression": expr, "returnByValue": True}))[0])
+    raw.close()
+    return [
+        (f"GET /network ({count} entries)", f"median {med_ms(net):.1f} ms", f"p90 {pct_ms(net, .9):.1f} ms"),
+        ("raw Runtime.evaluate (navigation entry)", f"median {med_ms(bare):.2f} ms", f"p90 {pct_ms(bare, .9):.2f} ms"),
+        ("GET /timing (Web Vitals, awaits buffered entries)", f"median {med_ms(timing):.1f} ms",
+         f"p90 {pct_ms(timing, .9):.1f} ms"),
+    ]
+
+
+def site_tools(base: str, bridge: Bridge) -> list[Row]:
+    audit = [timed(lambda: bridge.call("POST", "/audit/page", json={"url": base + "/small.html"}))[0]
+             for _ in range(5)]
+    rows: list[Row] = [("POST /audit/page (small page, all collectors)", f"median {med_ms(audit):.0f} ms", "5 runs")]
+    for no_browser in (False, True):
+        t, r = timed(lambda: bridge.call("POST", "/scrape", json={"url": base + "/site/0.html", "maxPages": SITE_PAGES,
+                                                                  "concurrency": 2, "noBrowser": no_browser}))
+        n = len(r.json()["pages"])
+        how = "fetched, not rendered" if no_browser else "rendered"
+        rows.append((f"POST /scrape {n} pages, {how}", f"{t:.2f} s", f"{n / t:.1f} pages/s"))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=30)
+    args = ap.parse_args()
+    chromium = find_browser()
+    workdir = Path(tempfile.mkdtemp(prefix="pinchtab-bench-"))
+    base, stop_site = pages.serve(site_pages())
+    chrome = ChromeProcess(chromium)
+    chrome.start()
+    bridge = Bridge(f"http://127.0.0.1:{chrome.port}", workdir)
+    try:
+        rows = capture(base, chrome, bridge, args.runs) + reads(base, chrome, bridge, args.runs) + site_tools(base, bridge)
+    finally:
+        bridge.stop()
+        chrome.stop()
+        stop_site()
+        shutil.rmtree(workdir, ignore_errors=True)
+    width = max(len(r[0]) for r in rows)
+    print(f"pinchtab parity-route benchmarks ({os.path.basename(chromium)}, {os.cpu_count()} cores)")
+    for name, a, b in rows:
+        print(f"{name:<{width}}  {a:>18}  {b}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""The screencast through ``pinchtab server``: the WebSocket relayed to the instance that has the tab,
+recordings forwarded like every browser route. The shared server (conftest) allows screencasts."""
+from __future__ import annotations
+
+import base64
+import json
+import time
+from typing import Any
+
+import pytest
+import websocket
+from support.servers import ServerProcess
+from support.waits import wait_until
+
+pytestmark = pytest.mark.e2e
+
+
+def frames(ws: websocket.WebSocket, count: int, timeout_s: float = 10.0) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout_s
+    while len(out) < count:
+        ws.settimeout(max(0.05, deadline - time.monotonic()))
+        msg = json.loads(ws.recv())
+        if msg["type"] == "frame":
+            out.append(msg)
+    return out
+
+
+def test_server_mode_relays_the_cast_and_forwards_recordings(shared_server: ServerProcess, shared_token: str,
+                                                             site: Any) -> None:
+    sp = shared_server
+    r = sp.post("/navigate", json={"url": site.url("capture_ticker.html")})
+    assert r.status_code == 200, r.text
+    tab_id = r.json()["tabId"]
+    header = [f"Authorization: Bearer {shared_token}"]
+    base = sp.base.replace("http://", "ws://")
+    with pytest.raises(websocket.WebSocketBadStatusException) as refused:  # the instance's answer, as it gave it
+        websocket.create_connection(f"{base}/screencast?tabId={tab_id}&fps=99", timeout=10, header=header)
+    assert refused.value.status_code == 400
+    with pytest.raises(websocket.WebSocketBadStatusException) as unknown:
+        websocket.create_connection(f"{base}/screencast?tabId=NOPE", timeout=10, header=header)
+    assert unknown.value.status_code == 404
+    ws = websocket.create_connection(f"{base}/screencast?tabId={tab_id}&fps=20", timeout=10, header=header,
+                                     skip_utf8_validation=True)
+    assert json.loads(ws.recv())["tabId"] == tab_id
+    assert base64.b64decode(frames(ws, 2)[1]["data"])[:3] == b"\xff\xd8\xff"
+    ws.close()
+    r = sp.post("/record/start", json={"tabId": tab_id, "format": "gif", "scale": 0.25})
+    assert r.status_code == 200, r.text
+    wait_until(lambda: sp.get("/record/status").json()["frames"] >= 2, 10)
+    saved = sp.post("/record/stop").json()
+    assert saved["status"] == "saved" and saved["frames"] >= 2 and saved["path"].endswith(".gif")
+    sp.post("/close", json={"tabId": tab_id})

@@ -1,0 +1,125 @@
+"""Agent sessions: a revocable token that acts as one agent (``Authorization: Session <token>``),
+through a real ``pinchtab server`` and its bridge, and on a bridge alone; expiry with a clock we move
+(pure logic)."""
+from __future__ import annotations
+
+import json
+import secrets
+from typing import Any
+
+import pytest
+import requests
+from support.servers import ServerProcess
+from support.waits import wait_until
+
+from app.sessions import IDLE_S, MAX_AGE_S, AgentSessions
+
+
+@pytest.fixture
+def server(shared_server: ServerProcess) -> ServerProcess:
+    return shared_server
+
+
+def as_session(server: ServerProcess, token: str, method: str, path: str, **kwargs: Any) -> requests.Response:
+    headers = {"Authorization": f"Session {token}", **kwargs.pop("headers", {})}
+    return requests.request(method, server.base + path, headers=headers, timeout=60, **kwargs)
+
+
+@pytest.mark.e2e
+def test_a_session_acts_as_its_agent_only_and_stops_working_when_revoked(server, site):
+    agent = f"alice-{secrets.token_hex(3)}"
+    other = f"mallory-{secrets.token_hex(3)}"
+    r = server.post("/sessions", json={"agentId": agent, "label": "nightly run"})
+    assert r.status_code == 201, r.text
+    made = r.json()
+    token = made["token"]
+    assert made["agentId"] == agent and made["id"].startswith("ses_") and token.startswith("pts_")
+    listed = server.get("/sessions").json()
+    assert made["id"] in {s["id"] for s in listed} and token not in str(listed)
+    # It navigates as its agent, whatever X-Agent-Id it sends.
+    nav = as_session(server, token, "POST", "/navigate", json={"url": site.url("counter.html")},
+                     headers={"X-Agent-Id": other})
+    assert nav.status_code == 200, nav.text
+    tab = nav.json()["tabId"]
+    # Its current tab is the agent's: the session and the agent read the same tab without naming it.
+    assert as_session(server, token, "GET", "/title").json()["title"] == nav.json()["title"]
+    same = server.get("/url", headers={"X-Agent-Id": agent}).json()
+    assert same["url"] == site.url("counter.html")
+    assert server.get("/url", headers={"X-Agent-Id": other}).json()["code"] == "no_current_tab"
+
+    def logged() -> list[dict[str, Any]] | None:
+        events = server.get(f"/api/activity?tabId={tab}").json()["events"]
+        return events or None
+
+    assert {e["agentId"] for e in wait_until(logged, 10, 0.1)} == {agent}
+    # A session is not the operator: it makes no sessions, changes no config, stops nothing.
+    for method, path, body in (("POST", "/sessions", {"agentId": "x"}), ("PUT", "/api/config", {}),
+                               ("POST", "/shutdown", None), ("GET", "/sessions", None)):
+        r = as_session(server, token, method, path, json=body)
+        assert r.status_code == 403 and r.json()["code"] == "session_forbidden", (path, r.text)
+    # Revoked: refused at once.
+    assert server.request("DELETE", f"/sessions/{made['id']}").json() == {"status": "revoked", "id": made["id"]}
+    r = as_session(server, token, "GET", "/tabs")
+    assert r.status_code == 401 and r.json()["code"] == "bad_session"
+    assert server.get(f"/sessions/{made['id']}").json()["code"] == "session_not_found"
+
+
+@pytest.mark.e2e
+def test_bad_session_tokens_and_requests_are_clear_4xx(server):
+    assert as_session(server, "pts_forged", "GET", "/tabs").json()["code"] == "bad_session"
+    assert as_session(server, "", "GET", "/tabs").status_code == 401
+    for body in ({}, {"agentId": ""}, {"agentId": "a b"}, {"agentId": "a", "ttlSec": 5}, {"agentId": "a", "x": 1}):
+        r = server.post("/sessions", json=body)
+        assert r.status_code == 400, (body, r.text)
+    assert server.request("DELETE", "/sessions/ses_000000000000").status_code == 404
+
+
+def test_sessions_lapse_when_idle_or_too_old():
+    now = [1000.0]
+    table = AgentSessions(clock=lambda: now[0])
+    idle, token = table.create("a")
+    assert table.resolve(token) == "a"
+    now[0] += IDLE_S - 1
+    assert table.resolve(token) == "a"  # each use keeps it alive
+    now[0] += IDLE_S
+    assert table.resolve(token) is None and table.get(idle.id) is None
+    _, old = table.create("b", ttl_s=120)
+    for _ in range(3):
+        now[0] += 50
+        table.resolve(old)
+    assert table.resolve(old) is None  # 150 s > its 120 s, however busy
+    _, capped = table.create("c", ttl_s=10 * MAX_AGE_S)
+    assert table.list()[-1].expires == now[0] + MAX_AGE_S
+    assert table.resolve(capped) == "c" and table.resolve("pts_" + capped[4:][::-1]) is None
+
+
+def test_a_bridge_on_its_own_accepts_sessions_too(app_factory, site):
+    token = "bridge-t0ken"
+    client = app_factory(**{"server.token": token}).test_client()
+    bearer = {"Authorization": f"Bearer {token}"}
+    made = client.post("/sessions", json={"agentId": "solo"}, headers=bearer).get_json()
+    session = {"Authorization": f"Session {made['token']}", "X-Agent-Id": "someone-else"}
+    nav = client.post("/navigate", json={"url": site.url("counter.html")}, headers=session)
+    assert nav.status_code == 200, nav.get_json()
+    # Its current tab is the agent's own.
+    assert client.get("/url", headers={**bearer, "X-Agent-Id": "solo"}).get_json()["url"] == site.url("counter.html")
+    assert client.get("/url", headers={**bearer, "X-Agent-Id": "someone-else"}).status_code == 409
+    assert client.post("/sessions", json={"agentId": "x"}, headers=session).get_json()["code"] == "session_forbidden"
+    assert client.delete(f"/sessions/{made['id']}", headers=bearer).status_code == 200
+    assert client.get("/tabs", headers=session).get_json()["code"] == "bad_session"
+
+
+def test_without_a_token_a_session_still_names_its_agent_and_a_revoked_one_is_refused(app_factory, site, tmp_path):
+    client = app_factory().test_client()   # loopback, no token: open to local callers
+    made = client.post("/sessions", json={"agentId": "tokenless"}).get_json()
+    session = {"Authorization": f"Session {made['token']}", "X-Agent-Id": "pretender"}
+    r = client.post("/navigate", json={"url": site.url("counter.html")}, headers=session)
+    assert r.status_code == 200
+    r.close()  # the activity line is written once the answer is out
+    logged = [json.loads(line) for p in (tmp_path / ".pinchtab" / "activity").glob("events-*.jsonl")
+              for line in p.read_text().splitlines()]
+    assert [e["agentId"] for e in logged if e["path"] == "/navigate"] == ["tokenless"]
+    assert client.get("/url", headers={"X-Agent-Id": "tokenless"}).get_json()["url"] == site.url("counter.html")
+    assert client.delete(f"/sessions/{made['id']}").status_code == 200
+    assert client.get("/tabs", headers=session).get_json()["code"] == "bad_session"
+    assert client.get("/tabs").status_code == 200   # no credentials at all: still open
