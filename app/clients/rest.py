@@ -233,9 +233,11 @@ def connect(server: str | None = None, *, agent_id: str, source: str,
     The URL is ``server``, else ``$PINCHTAB_SERVER``, else ``http://127.0.0.1:<server.port>``
     from the config; the token is ``$PINCHTAB_TOKEN``, else the config's ``server.token``. The
     config is read only when one of them is still missing (a bad config then raises
-    :class:`~app.config.ConfigError`).
+    :class:`~app.config.ConfigError`). An agent session token, ``session`` else
+    ``$PINCHTAB_SESSION``, is sent instead of the bearer token.
     """
     env = os.environ if env is None else env
+    session = session or env.get("PINCHTAB_SESSION", "")
     base = server or env.get("PINCHTAB_SERVER") or ""
     # An empty variable counts as unset, as it does for the server's own config.
     token = env.get("PINCHTAB_TOKEN") or None

@@ -382,6 +382,9 @@ def test_server_url_precedence_flag_then_env_then_config(tmp_path):
     assert cfg._session().headers["X-Agent-Id"] == "a" and "from-config" not in repr(cfg)
     over = connect(None, agent_id="a", source="cli", env={**home, "PINCHTAB_TOKEN": "from-env"})
     assert over._session().headers["Authorization"] == "Bearer from-env"
+    # An agent session (the MCP server's client too) stands in for the token.
+    agent = connect(None, agent_id="mcp", source="mcp", env={**home, "PINCHTAB_SESSION": "ses-1"})
+    assert agent.authorization == "Session ses-1"
 
 
 def test_nav_starts_the_local_server_when_none_answers(tmp_path, site, monkeypatch, capsys):

@@ -54,6 +54,8 @@ class Page:
         wait_until(lambda: self.dom("!document.getElementById('token-panel').hidden"), 10)
         self.fill("#token-input", TOKEN)
         self.click("#token-save")
+        # The login is a request of its own: the page's calls carry its cookie once it is done.
+        wait_until(lambda: self.dom("document.getElementById('token-panel').hidden"), 10)
 
     def run(self, fn: Any) -> Any:
         return self.tab.run(lambda: fn(self.tab), 30)
