@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import errno
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from flask import Flask, jsonify
 from marshmallow import ValidationError
-from werkzeug.exceptions import HTTPException
 
 from cdp import errors as cdp_errors
 from cdp.extension_transport import DEBUGGER_DETACHED
+
+if TYPE_CHECKING:
+    from flask import Flask
 
 log = logging.getLogger(__name__)
 MAX_MESSAGE = 1024
@@ -247,6 +248,10 @@ def first_validation_error(messages: Any, prefix: str = "") -> tuple[str, str]:
 
 def register(app: Flask) -> None:
     """Map every exception to the one error shape."""
+    # Imported here: the error classes above serve the command line too, which has no use for Flask
+    # and should not wait for it to load.
+    from flask import jsonify
+    from werkzeug.exceptions import HTTPException
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):  # type: ignore[no-untyped-def]

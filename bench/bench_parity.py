@@ -9,6 +9,10 @@ it stands for, in one run, printed as one table.
 * GET /network of a page that made 100 requests, and GET /timing against one raw Runtime.evaluate.
 * POST /audit/page of a small page, and POST /scrape of a 20-page site: rendered against
   fetched without rendering (noBrowser).
+* The command line: ``pinchtab title --tab ID`` (a process per call, as scripts run it) against
+  the same GET /title over HTTP.
+* The prompt-injection scanner (IDPI) on page text of 3 KB (a typical /text), 100 KB and 1 MB:
+  what it adds to every read it scans.
 
 The bridge runs as users run it (``pinchtab bridge`` under gunicorn, over HTTP with keep-alive),
 attached to a Chromium this script launches, so the raw client shares the browser.
@@ -132,6 +136,40 @@ def site_tools(base: str, bridge: Bridge) -> list[Row]:
     return rows
 
 
+def cli(base: str, bridge: Bridge) -> list[Row]:
+    import subprocess
+
+    tab = bridge.call("POST", "/navigate", json={"url": base + "/small.html"}).json()["tabId"]
+    env = {**os.environ, "PINCHTAB_SERVER": bridge.base, "HOME": str(bridge.log_path.parent)}
+    env.pop("PINCHTAB_TOKEN", None)
+    command = [sys.executable, "-m", "app.clients.cli", "title", "--tab", tab]
+    runs = [timed(lambda: subprocess.run(command, env=env, cwd=ROOT, capture_output=True, check=True))[0]
+            for _ in range(5)]
+    http = [timed(lambda: bridge.call("GET", f"/title?tabId={tab}"))[0] for _ in range(30)]
+    return [("CLI: pinchtab title --tab ID (a process per call)", f"median {med_ms(runs):.0f} ms", "5 runs"),
+            ("  the same GET /title over HTTP", f"median {med_ms(http):.1f} ms", "")]
+
+
+def idpi_scan() -> list[Row]:
+    import random
+    import time
+
+    from app.idpi import Policy, scan
+
+    rng = random.Random(1)
+    words = "the quick brown fox jumps over lazy dog product price cart checkout shipping review".split()
+    rows: list[Row] = []
+    for size in (3_000, 100_000, 1_000_000):
+        text = " ".join(rng.choice(words) for _ in range(size // 5))[:size]
+        times = []
+        for _ in range(5 if size > 100_000 else 30):
+            started = time.perf_counter()
+            scan(text, Policy())
+            times.append(time.perf_counter() - started)
+        rows.append((f"IDPI scan of {size:,} characters of page text", f"median {med_ms(times):.2f} ms", ""))
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=30)
@@ -143,7 +181,8 @@ def main() -> None:
     chrome.start()
     bridge = Bridge(f"http://127.0.0.1:{chrome.port}", workdir)
     try:
-        rows = capture(base, chrome, bridge, args.runs) + reads(base, chrome, bridge, args.runs) + site_tools(base, bridge)
+        rows = (capture(base, chrome, bridge, args.runs) + reads(base, chrome, bridge, args.runs)
+                + site_tools(base, bridge) + cli(base, bridge) + idpi_scan())
     finally:
         bridge.stop()
         chrome.stop()

@@ -163,27 +163,14 @@ class BrowserState:
                 return b
             if self._stopped:
                 raise Unavailable("the bridge is shutting down", code="browser_draining")
-            had_browser = b is not None
-            urls = tab_policy.urls_to_restore(self.config, b)
             if b is not None:
                 log.warning("browser is gone; restarting it")
-                try:
-                    b.stop()
-                except (CDPError, BrowserGone, OSError):  # it is dead already; we only tidy up
-                    pass
-            self.current = None
-            self.agent_tabs.clear()
-            self.guards.clear()
-            self._launch()
-            if self.browser is None:
-                raise Unavailable(f"the browser could not be started: {self.start_error}",
-                                  code="browser_launch_failed")
-            tab_policy.reopen(self.browser, urls)
-            if had_browser:
+            fresh = self._relaunch(b)
+            if b is not None:
                 self.restarts += 1
                 if caller is not None:
                     caller.browser_restarted = True
-            return self.browser
+            return fresh
 
     def restart(self) -> Browser:
         """Stop the browser and start a fresh one (``POST /browser/restart``): every tab is gone.
@@ -195,21 +182,25 @@ class BrowserState:
             if self._stopped:
                 raise Unavailable("the bridge is shutting down", code="browser_draining")
             b, self.browser = self.browser, None
-            urls = tab_policy.urls_to_restore(self.config, b)
-            if b is not None:
-                try:
-                    b.stop()
-                except (CDPError, CDPTimeout, BrowserGone, OSError):  # going anyway: a half-dead one too
-                    pass
-            self.current = None
-            self.agent_tabs.clear()
-            self.guards.clear()
-            self._launch()
-            if self.browser is None:
-                raise Unavailable(f"the browser could not be started: {self.start_error}",
-                                  code="browser_launch_failed")
-            tab_policy.reopen(self.browser, urls)
-            return self.browser
+            return self._relaunch(b)
+
+    def _relaunch(self, old: Browser | None) -> Browser:
+        """Stop ``old`` (dead, half-dead or alive) and start a fresh browser, under the lock: every
+        tab and current-tab pointer goes; the pages come back when tabs are restored."""
+        urls = tab_policy.urls_to_restore(self.config, old)
+        if old is not None:
+            try:
+                old.stop()
+            except (CDPError, CDPTimeout, BrowserGone, OSError):  # going anyway: we only tidy up
+                pass
+        self.current = None
+        self.agent_tabs.clear()
+        self.guards.clear()
+        self._launch()
+        if self.browser is None:
+            raise Unavailable(f"the browser could not be started: {self.start_error}", code="browser_launch_failed")
+        tab_policy.reopen(self.browser, urls)
+        return self.browser
 
     # --- tabs ------------------------------------------------------------------------------------
     def visible_pages(self, caller: Caller) -> list[dict[str, Any]]:

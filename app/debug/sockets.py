@@ -88,23 +88,24 @@ def debug_socket(ws: Any) -> None:
     Connection(ws, h, session, role, peer_id, info).run()
 
 
-class Connection:
-    """The loop of one WebSocket peer: frames in to the hub, the outbox out to the socket."""
+class ServedSocket:
+    """A WebSocket served on its request thread and closed from any thread: the close is noted and
+    the request thread woken to send it; a peer too stalled to take it within the grace loses its
+    socket, so no thread waits on it for ever."""
 
-    def __init__(self, ws: Any, h: Hub, session: Session, role: str, peer_id: str, info: dict[str, Any]) -> None:
+    def __init__(self, ws: Any) -> None:
         self.ws = ws
-        self.hub = h
-        self.session = session
         self.closing: tuple[int, str] | None = None
-        self.peer: Peer = queued_peer(role, peer_id, ws.event.set, self.close, info)
-        self._handle = h.from_app if role == "app" else h.from_agent
+
+    def grace_s(self, code: int) -> float:
+        """How long a close with ``code`` may take before the socket is dropped."""
+        return CLOSE_GRACE_S
 
     def close(self, code: int, reason: str) -> None:
-        """From any thread: the connection thread sends the close; a stalled one loses its socket."""
         if self.closing is None:
             self.closing = (code, reason)
         self.ws.event.set()
-        timer = threading.Timer(0 if code == 1008 else CLOSE_GRACE_S, self._drop)
+        timer = threading.Timer(self.grace_s(code), self._drop)
         timer.daemon = True
         timer.start()
 
@@ -114,6 +115,20 @@ class Connection:
                 self.ws.sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+
+class Connection(ServedSocket):
+    """The loop of one WebSocket peer: frames in to the hub, the outbox out to the socket."""
+
+    def __init__(self, ws: Any, h: Hub, session: Session, role: str, peer_id: str, info: dict[str, Any]) -> None:
+        super().__init__(ws)
+        self.hub = h
+        self.session = session
+        self.peer: Peer = queued_peer(role, peer_id, ws.event.set, self.close, info)
+        self._handle = h.from_app if role == "app" else h.from_agent
+
+    def grace_s(self, code: int) -> float:
+        return 0 if code == 1008 else CLOSE_GRACE_S  # a policy close (a stalled agent cut loose): at once
 
     def run(self) -> None:
         ws, peer = self.ws, self.peer

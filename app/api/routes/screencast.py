@@ -16,7 +16,6 @@ server closes with 1001 when the tab closes or the server stops. What the client
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from typing import Any
 
@@ -29,6 +28,7 @@ from simple_websocket import ConnectionClosed
 from cdp.screencast import Viewer, cast_of
 from cdp.tab import Tab
 
+from ...debug.sockets import CLOSE_GRACE_S, ServedSocket
 from ...errors import Unavailable, disabled
 from ...openapi import Blueprint, ErrorSchema
 from ..browser_state import HIDDEN_PREFIXES
@@ -41,7 +41,6 @@ socket_bp = FlaskBlueprint("screencast_socket", __name__)
 sock = Sock()
 
 IDLE_WAKE_S = 5.0      # the connection thread looks at its state at least this often
-CLOSE_GRACE_S = 1.0    # a close that cannot be sent in this time (a stalled client) drops the socket
 SEND_TIMEOUT_S = 15.0  # a viewer that takes no frame for this long is dropped
 RETRY_AFTER_S = 5
 _CASTS = "pinchtab.screencasts"
@@ -115,35 +114,18 @@ def screencast_socket(ws: Any) -> None:
     Connection(ws, target, req, current_app.extensions[_CASTS], state().config.timeouts.action_sec).run()
 
 
-class Connection:
+class Connection(ServedSocket):
     """One viewer's WebSocket: frames from the tab's cast out to the socket."""
 
     def __init__(self, ws: Any, target: Tab, req: dict[str, Any], casts: Casts, timeout_s: float) -> None:
-        self.ws = ws
+        super().__init__(ws)
         self.tab = target
         self.casts = casts
         self.timeout_s = timeout_s
-        self.closing: tuple[int, str] | None = None
         self.viewer = Viewer(ws.event.set, fps=req["fps"])
         self.params = {"format": req["format"], "quality": req["quality"], "maxWidth": req["maxWidth"],
                        "maxHeight": req["maxHeight"], "everyNthFrame": req["everyNthFrame"]}
         self.fps = req["fps"]
-
-    def close(self, code: int, reason: str) -> None:
-        """From any thread: the connection thread sends the close; a stalled one loses its socket."""
-        if self.closing is None:
-            self.closing = (code, reason)
-        self.ws.event.set()
-        timer = threading.Timer(CLOSE_GRACE_S, self._drop)
-        timer.daemon = True
-        timer.start()
-
-    def _drop(self) -> None:
-        if self.ws.connected:
-            try:
-                self.ws.sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
     def run(self) -> None:
         ws, cast = self.ws, cast_of(self.tab)
