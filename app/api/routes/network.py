@@ -449,13 +449,16 @@ def route_add(query: dict[str, Any], req: dict[str, Any], tab_id: str | None) ->
 @tab_route(bp, "/network/route", methods=["DELETE"])
 @before_reading(_intercept_enabled)
 @bp.arguments(UnrouteQuerySchema, location="query")
+@bp.arguments(UnrouteQuerySchema, location="json", required=False)
 @bp.response(200, RoutesResponse)
 @bp.alt_response(403, schema=ErrorSchema, **_GATE)
-def route_remove(req: dict[str, Any], tab_id: str | None) -> Response:
-    """Remove the rules of a pattern, or every rule of the tab (404 when it has none)."""
-    target = tab(req.get("tabId"))
+def route_remove(query: dict[str, Any], body: dict[str, Any], tab_id: str | None) -> Response:
+    """Remove the rules of a pattern, or every rule of the tab (404 when it has none). ``pattern``
+    and ``tabId`` may come in the query or, as the original's clients send them, in a JSON body."""
+    target = tab(query.get("tabId") or body.get("tabId"))
     if not target.intercept.routed:
         raise NotFound(f"tab {target.id} has no interception rules", code="not_routed")
-    removed = on_tab(target, lambda t: t.intercept.remove(req["pattern"] or None))
+    pattern = query["pattern"] or body.get("pattern") or None
+    removed = on_tab(target, lambda t: t.intercept.remove(pattern))
     return _routes_answer(target, ok=True, removed=removed)
 

@@ -257,6 +257,10 @@ def test_fulfil_and_abort_rules_change_what_the_page_gets(client: Any, site: Any
 
     r = client.delete(f"/tabs/{tab_id}/network/route?pattern=*.svg")
     assert (r.json["removed"], len(r.json["rules"])) == (1, 1)
+    # The original's clients send the pattern (and tab) in a JSON body.
+    client.post(f"/network/route?tabId={tab_id}", json={"pattern": "*.css", "action": "abort"})
+    r = client.delete("/network/route", json={"tabId": tab_id, "pattern": "*.css"})
+    assert r.status_code == 200 and (r.json["removed"], len(r.json["rules"])) == (1, 1), r.json
     assert client.delete(f"/tabs/{tab_id}/network/route").json["rules"] == []
     r = client.delete(f"/tabs/{tab_id}/network/route")
     assert r.status_code == 404 and r.json["code"] == "not_routed"
