@@ -140,7 +140,7 @@ def paired(tab: Tab, *, filter: str = "interactive", depth: int = -1, selector: 
         with still(tab, no_animations):
             params = content.screenshot_params(tab, fmt=fmt, quality=quality, full_page=full_page, scale=scale,
                                                selector=selector)
-            root = selectors.resolve(tab, selector) if selector else None
+            root = selectors.snapshot_root(tab, selector)
             nodes = snapshot.take(tab, filter=filter, details=True, max_depth=depth, root=root)
             places = boxes(tab, nodes) if with_bounds else {}
             metrics = tab.call("Page.getLayoutMetrics")

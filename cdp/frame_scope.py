@@ -5,9 +5,9 @@ A scope is kept per tab for its current main-frame document: a navigation of the
 with FrameGone, so the caller learns it once instead of searching the wrong place. Frames of
 other sites (out-of-process, reached through their own sessions) are scoped like any other.
 
-The scope decides which frames selectors search (``cdp.selectors``), which frame's document
-``/html`` and ``/styles`` read without a selector, the text ``/text`` reads and the root of a
-snapshot; refs stay valid everywhere (each names one node), and ``/evaluate`` always runs in the
+The scope decides which frames selectors search (``cdp.selectors``, and so actions, ``/find`` and
+``/wait``), which frame's document ``/html`` and ``/styles`` read without a selector, the text
+``/text`` and text waits read, and the root of a snapshot (``/snapshot``, ``/capture``); refs stay valid everywhere (each names one node), and ``/evaluate`` always runs in the
 main frame. Runs on the tab's worker.
 """
 from __future__ import annotations

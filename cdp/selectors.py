@@ -108,6 +108,12 @@ def _dom_pick(tab: Tab, frame: Frame, sel: Selector, index: int) -> tuple[int, d
     return -1, obj  # found (the count does not matter then)
 
 
+def snapshot_root(tab: Tab, selector: str = "") -> Element | None:
+    """Where a snapshot starts: the element ``selector`` names, else the document of the frame the
+    tab is scoped to (``POST /frame``), else None (the whole page)."""
+    return resolve(tab, selector) if selector else frame_scope.scoped_root(tab)
+
+
 def resolve(tab: Tab, raw: str | Selector, *, whole_page: bool = False) -> Element:
     """The element a selector names (the first match unless first:/last:/nth: says otherwise), in
     the tab's frame scope unless ``whole_page``."""

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from . import formats, frame_scope, selectors, snapshot
+from . import formats, selectors, snapshot
 from .errors import BadCursor
 from .navigation import page_info
 from .tab import Tab
@@ -35,8 +35,7 @@ def build(tab: Tab, *, filter: str = "all", format: str = "json", selector: str 
     one; otherwise the nodes after the ref ``after``, cut to ``max_tokens`` (0: no cut) with a
     cursor to the next page. Raises BadCursor when ``after`` is not a ref of the snapshot.
     """
-    # A frame scope (POST /frame) roots the snapshot at that frame's document, as a selector would.
-    root = selectors.resolve(tab, selector) if selector else frame_scope.scoped_root(tab)
+    root = selectors.snapshot_root(tab, selector)
     nodes = snapshot.take(tab, filter=filter, details=(format in ("json", "yaml")), max_depth=depth, root=root)
     info = page_info(tab)
     previous = remember(tab, caller, filter, nodes) if root is None else None

@@ -8,9 +8,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import selectors
+from . import frame_scope, selectors
 from .errors import CDPError
-from .page import evaluate, frames_in_order
+from .page import evaluate
 from .tab import Tab
 
 POLL_S = 0.1
@@ -58,7 +58,8 @@ _VISIBLE = """(kind, value) => globalThis.__pinchtab.matches(kind, value).some((
 
 
 def condition(tab: Tab, mode: str, value: Any, *, state: str = "visible", idle_ms: int = 500) -> Callable[[], bool]:
-    """The check for one wait mode (selector, text, notText, url, load, fn).
+    """The check for one wait mode (selector, text, notText, url, load, fn). Selectors and text
+    are looked for in the tab's frame scope (``POST /frame``), as every selector is.
 
     ``load``: ``ready-state`` (the document loaded), ``content-loaded`` (parsed, or loaded), or
     ``network-idle``: no request of the tab in flight for ``idle_ms`` (its network capture counts).
@@ -70,7 +71,7 @@ def condition(tab: Tab, mode: str, value: Any, *, state: str = "visible", idle_m
             expr = f"({_VISIBLE})({json.dumps(sel.kind)}, {json.dumps(sel.value)})"
 
             def seen() -> bool:
-                return any(_safe_eval(tab, f, expr) for f in frames_in_order(tab))
+                return any(_safe_eval(tab, f, expr) for f in frame_scope.search_frames(tab))
         else:
             def seen() -> bool:
                 return selectors.count(tab, value) > 0
@@ -79,7 +80,7 @@ def condition(tab: Tab, mode: str, value: Any, *, state: str = "visible", idle_m
         expr = f"(document.body ? document.body.innerText : '').includes({json.dumps(value)})"
 
         def has_text() -> bool:
-            return any(_safe_eval(tab, f, expr) for f in frames_in_order(tab))
+            return any(_safe_eval(tab, f, expr) for f in frame_scope.search_frames(tab))
         return has_text if mode == "text" else (lambda: not has_text())
     if mode == "url":
         return lambda: glob_match(value, tab.url)

@@ -49,6 +49,8 @@ case "$cmd" in
     setup
     # The deployment tests run a real nginx in front of Pinchtab.
     command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || apt_install nginx-light
+    # The completion tests run the generated scripts in bash and zsh.
+    command -v zsh >/dev/null 2>&1 || apt_install zsh
     # The page-SDK tests load the npm debug SDK, unchanged, from tests/js/node_modules; reinstall
     # only when the lockfile changed since the last install.
     command -v npm >/dev/null 2>&1 || apt_install nodejs npm

@@ -6,6 +6,9 @@ the one after-request hook that puts a warning on the response.
   to answer with: a refused answer raises 403 ``idpi_blocked``; a warning comes back as the JSON
   fields to merge (``idpiWarning``) and goes on the response as ``X-IDPI-Warning`` and
   ``X-IDPI-Pattern``;
+* ``/action`` and ``/actions`` call :func:`screen_attached` on the snapshot a step's answer carries
+  (``snap``): the step has already run, so a refused snapshot is dropped from a successful answer,
+  with the refusal in its place (``snapshotError``), rather than failing the whole request;
 * :func:`untrusted` gives the fields that mark a structured answer as web content
   (``untrustedContent``, ``idpiNotice``) and :func:`wrap_text` wraps page text, when
   ``security.idpi.wrapContent`` is on.
@@ -19,6 +22,7 @@ from flask import Flask, Response, current_app, g
 from .. import idpi
 from ..config import Config
 from ..errors import Forbidden
+from ..errors import body as error_body
 
 _KEY = "pinchtab.idpi"
 _STRICT = "security.idpi.strictMode"
@@ -72,6 +76,21 @@ def screen(text: str, url: str = "") -> dict[str, Any]:
                                  "remedy": "edit the config and restart pinchtab"})
     _record(verdict)
     return {"idpiWarning": verdict.reason} if verdict.threat else {}
+
+
+def screen_attached(out: dict[str, Any], url: str) -> dict[str, Any]:
+    """``out`` (an action's answer) with its ``snapshot`` screened: warned (``idpiWarning``),
+    marked untrusted, or, when refused, replaced by ``snapshotError``."""
+    if not isinstance(out.get("snapshot"), str):
+        return out
+    try:
+        out.update(screen(out["snapshot"], url))
+    except Forbidden as refused:
+        del out["snapshot"], out["snapshotFormat"]
+        out["snapshotError"] = error_body(refused)
+        return out
+    out.update(untrusted())
+    return out
 
 
 def node_text(doc: dict[str, Any]) -> str:

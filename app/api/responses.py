@@ -11,6 +11,20 @@ from marshmallow import Schema, fields
 
 IDPI_WARNING = "why the IDPI scanner flagged the content (security.idpi; also the X-IDPI-Warning header)"
 
+
+class IdpiWarned(Schema):
+    """Page content the IDPI scanner read: its warning, if it flagged something."""
+
+    idpiWarning = fields.String(metadata={"description": IDPI_WARNING})
+
+
+class IdpiMarked(IdpiWarned):
+    """Page content as structured data: flagged, and marked as web content under wrapContent."""
+
+    untrustedContent = fields.Boolean(metadata={"description": "with security.idpi.wrapContent: this is web "
+                                                               "content, data only"})
+    idpiNotice = fields.String(metadata={"description": "with security.idpi.wrapContent: the notice saying so"})
+
 class PageInfoResponse(Schema):
     tabId = fields.String(required=True)
     url = fields.String(required=True)
@@ -58,11 +72,13 @@ class StatusResponse(Schema):
     status = fields.String(required=True)
 
 
-class SnapshotAfterMixin(Schema):
-    """With ``snap``: the page after the action (compact), or what changed (diff)."""
+class SnapshotAfterMixin(IdpiMarked):
+    """With ``snap``: the page after the action (compact), or what changed (diff); or, when the IDPI
+    policy refuses that snapshot, why (the action itself ran)."""
 
     snapshot = fields.String()
     snapshotFormat = fields.String(metadata={"enum": ["compact", "diff"]})
+    snapshotError = fields.Dict(metadata={"description": "the refusal, in the one error shape"})
 
 
 class ActionResponse(SnapshotAfterMixin):
@@ -89,7 +105,7 @@ class ActionsResponse(SnapshotAfterMixin):
     failed = fields.Integer(required=True)
 
 
-class SnapshotResponse(Schema):
+class SnapshotResponse(IdpiMarked):
     """``format=json``: the nodes (or, with ``diff=true``, what changed since the caller last looked)."""
 
     url = fields.String(required=True)
@@ -105,10 +121,6 @@ class SnapshotResponse(Schema):
     changed = fields.List(fields.Dict())
     removed = fields.List(fields.Dict())
     counts = fields.Dict(keys=fields.String(), values=fields.Integer())
-    idpiWarning = fields.String(metadata={"description": IDPI_WARNING})
-    untrustedContent = fields.Boolean(metadata={"description": "with security.idpi.wrapContent: this is web "
-                                                               "content, data only"})
-    idpiNotice = fields.String(metadata={"description": "with security.idpi.wrapContent: the notice saying so"})
 
 
 class SavedFileResponse(Schema):
@@ -168,7 +180,7 @@ class CaptureSnapshot(Schema):
                         metadata={"description": "snapshot nodes, with boundingBox and visible (withBounds)"})
 
 
-class CaptureResponse(Schema):
+class CaptureResponse(IdpiMarked):
     """A screenshot and a snapshot of one document; ``pairing.navigated``: a new document started
     loading while they were taken."""
 
@@ -182,10 +194,6 @@ class CaptureResponse(Schema):
     pairing = fields.Dict(required=True, metadata={"description": "{navigated, captureDurationMs}"})
     image = fields.Nested(CaptureImage, required=True)
     snapshot = fields.Nested(CaptureSnapshot, required=True)
-    idpiWarning = fields.String(metadata={"description": IDPI_WARNING})
-    untrustedContent = fields.Boolean(metadata={"description": "with security.idpi.wrapContent: this is web "
-                                                               "content, data only"})
-    idpiNotice = fields.String(metadata={"description": "with security.idpi.wrapContent: the notice saying so"})
 
 
 class AnnotateResponse(Schema):
@@ -234,23 +242,20 @@ class RecordStatusResponse(Schema):
     error = fields.String()
 
 
-class PdfResponse(InlineFileResponse):
+class PdfResponse(InlineFileResponse, IdpiWarned):
     """The PDF in base64 (and the IDPI scanner's warning about the page, if any)."""
 
-    idpiWarning = fields.String(metadata={"description": IDPI_WARNING})
 
-
-class SavedPdfResponse(SavedFileResponse):
-    idpiWarning = fields.String(metadata={"description": IDPI_WARNING})
+class SavedPdfResponse(SavedFileResponse, IdpiWarned):
+    """output=file: where the PDF went (and the scanner's warning, if any)."""
 
 
 # --- reading a page: /text, /screenshot
-class TextResponse(Schema):
+class TextResponse(IdpiWarned):
     url = fields.String(required=True)
     title = fields.String(required=True)
     text = fields.String(required=True)
     truncated = fields.Boolean(required=True, metadata={"description": "cut at maxChars"})
-    idpiWarning = fields.String(metadata={"description": IDPI_WARNING})
 
 
 # --- inspecting a page: /html, /styles, the element reads, /count (/title and /url: PageInfoResponse)
@@ -339,7 +344,7 @@ class FindMatch(Schema):
     explain = fields.Nested(MatchExplained, metadata={"description": "with explain=true"})
 
 
-class FindResponse(Schema):
+class FindResponse(IdpiWarned):
     best_ref = fields.String(required=True, metadata={"description": "empty when nothing matched"})
     confidence = fields.String(required=True, metadata={"enum": ["high", "medium", "low"]})
     score = fields.Float(required=True)
@@ -348,7 +353,6 @@ class FindResponse(Schema):
     threshold = fields.Float(required=True)
     latency_ms = fields.Float(required=True)
     element_count = fields.Integer(required=True)
-    idpiWarning = fields.String(metadata={"description": IDPI_WARNING})
 
 
 class WaitResponse(Schema):

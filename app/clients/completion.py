@@ -54,33 +54,52 @@ def verb_table(parser: argparse.ArgumentParser) -> list[VerbInfo]:
     return [VerbInfo(v.name, v.summary, v.options, v.words, tuple(names[k][1:])) for k, v in seen.items()]
 
 
+def top_options(parser: argparse.ArgumentParser) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The options given before a verb: all of them, and those that take a value (whose next word
+    is that value, not the verb)."""
+    flags, valued = [], []
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            continue
+        for o in a.option_strings:
+            if o.startswith("--"):
+                flags.append(o)
+                if a.nargs != 0:
+                    valued.append(o)
+    return tuple(flags), tuple(valued)
+
+
 def _q(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("'", "'\\''")
+    """``text`` for a single-quoted shell word."""
+    return text.replace("'", "'\\''")
 
 
 def bash(parser: argparse.ArgumentParser) -> str:
     """A bash completion script (``complete -F``)."""
     table = verb_table(parser)
+    flags, valued = top_options(parser)
     verbs = " ".join(n for v in table for n in (v.name, *v.aliases))
-    cases = []
-    for v in table:
-        words = " ".join((*v.words, *v.options))
-        cases.append(f"        {'|'.join((v.name, *v.aliases))}) opts='{_q(words)}' ;;")
+    cases = [f"        {'|'.join((v.name, *v.aliases))}) opts='{_q(' '.join((*v.words, *v.options)))}' ;;"
+             for v in table]
     return "\n".join([
         "# pinchtab bash completion: source <(pinchtab completion bash)",
         "_pinchtab() {",
         "    local cur=${COMP_WORDS[COMP_CWORD]} verb='' i opts=''",
         "    for ((i=1; i<COMP_CWORD; i++)); do",
-        "        case ${COMP_WORDS[i]} in -*) ;; *) verb=${COMP_WORDS[i]}; break ;; esac",
+        "        case ${COMP_WORDS[i]} in",
+        f"            {'|'.join(valued)}) ((i++)) ;;  # the option's value, not the verb",
+        "            -*) ;;",
+        "            *) verb=${COMP_WORDS[i]}; break ;;",
+        "        esac",
         "    done",
         "    if [[ -z $verb ]]; then",
-        f"        COMPREPLY=($(compgen -W '{verbs} --server --tab --json --agent-id --version --help' -- \"$cur\"))",
+        f"        COMPREPLY=($(compgen -W '{_q(' '.join((verbs, *flags)))}' -- \"$cur\"))",
         "        return",
         "    fi",
         "    case $verb in",
         *cases,
         "    esac",
-        "    COMPREPLY=($(compgen -W \"$opts --server --tab --json --agent-id --help\" -- \"$cur\"))",
+        "    COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))",
         "}",
         "complete -o default -F _pinchtab pinchtab",
         "",
@@ -90,23 +109,37 @@ def bash(parser: argparse.ArgumentParser) -> str:
 def zsh(parser: argparse.ArgumentParser) -> str:
     """A zsh completion function (``#compdef pinchtab``)."""
     table = verb_table(parser)
-    described = [f"    '{_q(n)}:{_q(v.summary.replace(':', ' '))}'" for v in table for n in (v.name, *v.aliases)]
-    cases = [f"    {'|'.join((v.name, *v.aliases))}) opts=({' '.join(_q(w) for w in (*v.words, *v.options))}) ;;"
-             for v in table]
+    flags, valued = top_options(parser)
+    # _describe splits "name:summary" at the first unescaped colon.
+    described = [f"    '{_q(n)}:{_q(v.summary.replace(':', chr(92) + ':'))}'" for v in table for n in (v.name, *v.aliases)]
+    cases = [f"    {'|'.join((v.name, *v.aliases))}) opts=({' '.join((*v.words, *v.options))}) ;;" for v in table]
     return "\n".join([
         "#compdef pinchtab",
         "# pinchtab zsh completion: pinchtab completion zsh > \"${fpath[1]}/_pinchtab\"",
         "local -a verbs opts",
+        "local verb=''",
+        "local -i i=2",
         "verbs=(",
         *described,
         ")",
-        "if (( CURRENT == 2 )); then",
-        "  _describe 'pinchtab command' verbs",
+        "while (( i < CURRENT )); do",
+        "  case $words[i] in",
+        f"    {'|'.join(valued)}) (( i += 2 )) ;;  # the option's value, not the verb",
+        "    -*) (( i++ )) ;;",
+        "    *) verb=$words[i]; break ;;",
+        "  esac",
+        "done",
+        "if [[ -z $verb ]]; then",
+        "  if [[ $PREFIX == -* ]]; then",
+        f"    compadd -- {' '.join(flags)}",
+        "  else",
+        "    _describe 'pinchtab command' verbs",
+        "  fi",
         "  return",
         "fi",
-        "case $words[2] in",
+        "case $verb in",
         *cases,
         "esac",
-        "compadd -- $opts --server --tab --json --agent-id --help",
+        "compadd -- $opts",
         "",
     ])

@@ -13,6 +13,7 @@ import pytest
 from cdp import actions
 from cdp.input import Target
 from cdp.browser import Browser
+from cdp.errors import CDPError
 from cdp.launcher import find_browser
 from cdp.navigation import navigate
 from human.stealth import LEVELS, browser_product, launch_flags, setup_commands
@@ -57,7 +58,11 @@ def evaluate(tab: Any, expression: str, *, by_value: bool = True) -> Any:
 def wait_js(tab: Any, expression: str, timeout_s: float = 15) -> bool:
     """Poll a page expression until it is true (each poll one round trip, 20 ms apart)."""
     def holds() -> bool:
-        res = tab.call("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        try:
+            res = tab.call("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        except CDPError:
+            # A poll that lands while the page navigates (a form submits) loses its context: poll again.
+            return False
         return bool((res.get("result") or {}).get("value"))
 
     # wait_for(lambda: False, 0.02) handles the tab's events for 20 ms between polls.

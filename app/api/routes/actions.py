@@ -21,6 +21,7 @@ from ...errors import body as error_body
 from ...errors import from_exception
 from ...openapi import Blueprint, ErrorSchema, tab_route
 from ...parser import load
+from .. import idpi_hooks
 from ..engines import check_engine
 from ..responses import ActionResponse, ActionsResponse
 from ..schemas import ActionRequest, ActionSchema, ActionsSchema
@@ -65,7 +66,7 @@ def _action(req: ActionRequest) -> Response:
 
     out = on_tab(target, job, step_timeout(req, cfg))
     adopt_opened_tab(target, out["result"], req.auto_switch, known)
-    return jsonify(out)
+    return jsonify(idpi_hooks.screen_attached(out, target.url))
 
 
 def check_step(t: Tab, req: ActionRequest, owner: str | None = None) -> None:
@@ -161,4 +162,5 @@ def actions(batch: dict[str, Any], tab_id: str | None) -> Response:
     if batch["snap"]:
         last = last_tab or tab(batch.get("tabId"))
         out.update(on_tab(last, lambda t: snapshot_doc.after_action(t, batch["snap"], view)))
+        idpi_hooks.screen_attached(out, last.url)
     return jsonify(out)

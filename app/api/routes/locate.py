@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import Response, jsonify
 
-from cdp import content, selectors, snapshot as snap, waits
+from cdp import content, frame_scope, selectors, snapshot as snap, waits
 from cdp.errors import BadSelector
 from cdp.find import match
 from cdp.navigation import page_info
@@ -51,7 +51,8 @@ def locate(tab: Tab, req: dict[str, Any]) -> dict[str, Any]:
     except BadSelector:
         sel = None  # not a selector: a description to score
     if sel is not None and (sel.kind in selectors.STRUCTURED or sel.which is not None) and ":" in query:
-        refs = selectors.structured_matches(tab, sel) if sel.kind in selectors.STRUCTURED else []
+        in_scope = frame_scope.search_frames(tab)
+        refs = selectors.structured_matches(tab, sel, in_scope) if sel.kind in selectors.STRUCTURED else []
         if sel.which is not None and refs:
             refs = [refs[sel.which]] if -len(refs) <= sel.which < len(refs) else []
         seen = tab.state.get("refs").seen if tab.state.get("refs") else {}
@@ -61,7 +62,7 @@ def locate(tab: Tab, req: dict[str, Any]) -> dict[str, Any]:
                 "score": 1.0 if matches else 0.0, "matches": matches, "strategy": "structured",
                 "threshold": req["threshold"], "latency_ms": round((time.perf_counter() - started) * 1000, 3),
                 "element_count": len(seen)}
-    nodes = snap.take(tab, filter="interactive", details=True)
+    nodes = snap.take(tab, filter="interactive", details=True, root=selectors.snapshot_root(tab))
     return match(nodes, query, top_k=req["topK"], threshold=req["threshold"], explain=req["explain"])
 
 

@@ -47,6 +47,17 @@ def test_a_cross_site_frame_scopes_actions_reads_text_html_and_snapshots(client,
     snap = compact(client)
     assert snap.count(" button Go") == 1 and "Same origin" not in snap
     assert client.get("/count?selector=button").json["count"] == 1
+    # /find, /wait and /capture look in the scope too.
+    go = ref_of(snap, "button", "Go")
+    found = client.post("/find", json={"query": "Go button"}).json
+    assert found["best_ref"] == go and [m["ref"] for m in found["matches"] if m["name"] == "Go"] == [go]
+    assert client.post("/find", json={"query": "role:button Go"}).json["best_ref"] == go
+    waited = client.post("/wait", json={"text": "cross clicked", "timeout": 2000}).json
+    assert waited["waited"] is True
+    for outside in ({"text": "Outer page"}, {"selector": "#same"}):
+        assert client.post("/wait", json={**outside, "timeout": 200}).json["waited"] is False, outside
+    captured = client.get("/capture", query_string={"wait": "none"}).json["snapshot"]["nodes"]
+    assert [n["ref"] for n in captured if n.get("name") == "Go"] == [go]
 
     assert scope(client, "main")["scoped"] is False
     assert text_of(client, selector="#where") == "outer untouched"  # the first #where again: the page's own

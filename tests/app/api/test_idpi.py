@@ -144,6 +144,11 @@ def test_warn_mode_marks_snapshot_find_and_pdf_answers(client: Any, site: Any) -
     pdf = client.get("/pdf", query_string={"tabId": tab_id})
     assert pdf.status_code == 200 and base64.b64decode(pdf.json["base64"])[:4] == b"%PDF"
     assert "idpiWarning" in pdf.json and idpi.WARNING_HEADER in pdf.headers
+    label_tab = nav(client, site.url("idpi_label.html"))
+    acted = client.post("/action", json={"tabId": label_tab, "kind": "focus", "selector": "button",
+                                         "snap": "compact"})
+    assert acted.status_code == 200 and "Subscribe" in acted.json["snapshot"]
+    assert "idpiWarning" in acted.json and idpi.WARNING_HEADER in acted.headers
 
 
 # --- strict ------------------------------------------------------------------------------------------------
@@ -175,6 +180,15 @@ def test_snapshot_scans_accessible_names_the_page_text_does_not_show(app_factory
     assert client.get("/text", query_string={"tabId": tab_id}).status_code == 200  # the visible text is clean
     snap = client.get("/snapshot", query_string={"tabId": tab_id})
     assert snap.status_code == 403 and snap.json["code"] == "idpi_blocked"
+    # The snapshot an action carries is screened too; the action has run, so its answer says so and
+    # carries the refusal instead of the snapshot.
+    acted = client.post("/action", json={"tabId": tab_id, "kind": "focus", "selector": "button", "snap": "compact"})
+    assert acted.status_code == 200 and acted.json["success"], acted.json
+    assert "snapshot" not in acted.json and acted.json["snapshotError"]["code"] == "idpi_blocked"
+    batch = client.post("/actions", json={"tabId": tab_id, "snap": "compact",
+                                          "actions": [{"kind": "focus", "selector": "button"}]})
+    assert batch.status_code == 200 and batch.json["successful"] == 1
+    assert "snapshot" not in batch.json and batch.json["snapshotError"]["code"] == "idpi_blocked"
 
 
 def test_shield_threshold_above_the_score_lets_strict_mode_warn(app_factory: Any, site: Any) -> None:
@@ -212,6 +226,8 @@ def test_wrap_content_wraps_text_and_marks_snapshots_untrusted(app_factory: Any,
     snap = client.get("/snapshot", query_string={"tabId": tab_id}).json
     assert snap["untrustedContent"] is True and snap["idpiNotice"] == idpi.NOTICE
     assert "idpiWarning" not in snap  # marked as web content, not as an injection
+    acted = client.post("/action", json={"tabId": tab_id, "kind": "scroll", "scrollY": 10, "snap": "compact"}).json
+    assert acted["snapshot"] and acted["untrustedContent"] is True and acted["idpiNotice"] == idpi.NOTICE
 
 
 # --- the navigation allowlist ------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -105,17 +104,38 @@ def test_completion_scripts_come_from_the_parser_table(cli):
     assert "--snap-diff" in re.search(r"^\s+nav\|.*$", bash, re.M).group(0)
     assert "get set delete clear" in re.search(r"^\s+storage\) opts='(.*)'", bash, re.M).group(1)
     assert "new close handoff resume handoff-status" in re.search(r"^\s+tab\) opts='(.*)'", bash, re.M).group(1)
-    if shutil.which("bash"):
-        script = cli.home / "pt.bash"
-        script.write_text(bash)
-        probe = subprocess.run(["bash", "-c", f"source {script}; COMP_WORDS=(pinchtab stor); COMP_CWORD=1; "
-                                              "_pinchtab; echo ${COMPREPLY[@]}"],
+    script = cli.home / "pt.bash"
+    script.write_text(bash)
+    # What bash offers after the words typed (the last one being completed).
+    for typed, offered in ((["stor"], ["storage"]), (["snap", "--ma"], ["--max-tokens"]),
+                           (["--tab", "X", "sn"], ["snap", "snapshot"]), (["--ag"], ["--agent-id"])):
+        probe = subprocess.run(["bash", "-c", f"source {script}; COMP_WORDS=(pinchtab {' '.join(typed)}); "
+                                              f"COMP_CWORD={len(typed)}; _pinchtab; echo ${{COMPREPLY[@]}}"],
                                capture_output=True, text=True, timeout=10)
-        assert probe.stdout.split() == ["storage"], probe.stderr
-        probe = subprocess.run(["bash", "-c", f"source {script}; COMP_WORDS=(pinchtab snap --ma); COMP_CWORD=2; "
-                                              "_pinchtab; echo ${COMPREPLY[@]}"],
-                               capture_output=True, text=True, timeout=10)
-        assert probe.stdout.split() == ["--max-tokens"], probe.stderr
+        assert probe.stdout.split() == offered, (typed, probe.stderr)
+
+
+def zsh_offers(function: Path, *typed: str) -> list[str]:
+    """What the zsh completion function hands zsh after ``pinchtab <typed>``: the candidates it
+    passes to _describe and compadd (which zsh then filters by the prefix typed)."""
+    stubs = ('_describe() { print -rl -- "${(@P)2%%:*}" }; compadd() { shift; print -rl -- "$@" }; '
+             f"words=(pinchtab {' '.join(typed)}); CURRENT={len(typed) + 1}; PREFIX=$words[CURRENT]; source {function}")
+    probe = subprocess.run(["zsh", "-f", "-c", stubs], capture_output=True, text=True, timeout=10)
+    assert probe.returncode == 0 and not probe.stderr, probe.stderr
+    return probe.stdout.split()
+
+
+def test_zsh_completion_runs_in_zsh_and_finds_the_verb_past_global_options(cli):
+    function = cli.home / "_pinchtab"
+    function.write_text(cli.ok("completion", "zsh"))
+    assert subprocess.run(["zsh", "-n", str(function)], timeout=10).returncode == 0
+    verbs = zsh_offers(function, "")
+    assert {"nav", "snap", "storage", "daemon"} <= set(verbs) and "--tab" not in verbs
+    for typed in (("snap", ""), ("--tab", "X", "snap", "--ma"), ("--json", "snap", "")):
+        offered = zsh_offers(function, *typed)
+        assert "--max-tokens" in offered and "--interactive" in offered and "storage" not in offered, typed
+    assert zsh_offers(function, "storage", "")[:4] == ["get", "set", "delete", "clear"]
+    assert "--agent-id" in zsh_offers(function, "--a")
 
 
 def test_config_commands_validate_before_they_write(cli):
