@@ -7,8 +7,9 @@ other sites (out-of-process, reached through their own sessions) are scoped like
 
 The scope decides which frames selectors search (``cdp.selectors``, and so actions, ``/find`` and
 ``/wait``), which frame's document ``/html`` and ``/styles`` read without a selector, the text
-``/text`` and text waits read, and the root of a snapshot (``/snapshot``, ``/capture``); refs stay valid everywhere (each names one node), and ``/evaluate`` always runs in the
-main frame. Runs on the tab's worker.
+``/text`` and text waits read, and the root of a snapshot (``/snapshot``, ``/capture``); refs
+stay valid everywhere (each names one node), and ``/evaluate`` always runs in the main frame.
+Runs on the tab's worker.
 """
 from __future__ import annotations
 

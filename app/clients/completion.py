@@ -111,7 +111,8 @@ def zsh(parser: argparse.ArgumentParser) -> str:
     table = verb_table(parser)
     flags, valued = top_options(parser)
     # _describe splits "name:summary" at the first unescaped colon.
-    described = [f"    '{_q(n)}:{_q(v.summary.replace(':', chr(92) + ':'))}'" for v in table for n in (v.name, *v.aliases)]
+    described = [f"    '{_q(n)}:{_q(v.summary.replace(':', chr(92) + ':'))}'"
+                 for v in table for n in (v.name, *v.aliases)]
     cases = [f"    {'|'.join((v.name, *v.aliases))}) opts=({' '.join((*v.words, *v.options))}) ;;" for v in table]
     return "\n".join([
         "#compdef pinchtab",
