@@ -133,7 +133,8 @@ def storage(ctx: Ctx) -> None:
     elif what == "set" and len(rest) == 2:
         ctx.out.json(ctx.post("/storage", {"key": rest[0], "value": rest[1], "type": kind or "local"}))
     elif what == "delete" and len(rest) == 1:
-        ctx.out.json(ctx.raw("DELETE", "/storage", body={"key": rest[0], "type": kind or "all"}).json())
+        # One key lives in one storage: local, as `set` writes it, unless --type says session.
+        ctx.out.json(ctx.raw("DELETE", "/storage", body={"key": rest[0], "type": kind or "local"}).json())
     elif what == "clear" and not rest:
         ctx.out.json(ctx.raw("DELETE", "/storage", body={"type": kind or "all"}).json())
     else:

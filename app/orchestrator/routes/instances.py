@@ -14,6 +14,7 @@ from ...openapi import Blueprint, package_version
 from ..errors import ManagerUnavailable
 from ..state import server_state
 from .profiles import is_temporary, store
+from .proxy import ready
 from .schemas import (
     AttachBridgeSchema,
     AttachResponse,
@@ -229,16 +230,14 @@ def attach_bridge(req: dict[str, Any]) -> tuple[Response, int]:
 
 
 def _running(instance_id: str) -> tuple[dict[str, Any], str]:
+    """(record, token) of a running instance, waiting a little for one that is starting (as the
+    shorthand routes do: a client may open a tab right after ``POST /instances/start``)."""
     st = server_state()
     st.mirror.refresh()
-    found = st.mirror.get(instance_id)
-    if found is None:
+    if st.mirror.get(instance_id) is None:
         st.client.get(instance_id)  # raises the manager's 404
         raise BadRequest(f"instance {instance_id} vanished", code="instance_not_found", status=404)
-    if found[0]["status"] != "running":
-        raise APIError(f"instance {instance_id} is {found[0]['status']}", status=409, code="instance_not_running",
-                       details={"instanceId": instance_id, "status": found[0]["status"]})
-    return found
+    return ready(instance_id)
 
 
 def _tabs_of(instance_id: str, strict: bool = False) -> list[dict[str, Any]]:

@@ -35,7 +35,7 @@ def bridge(tmp_path_factory: pytest.TempPathFactory) -> Any:
     (home / ".pinchtab").mkdir()
     (home / ".pinchtab" / "config.json").write_text(json.dumps({"security": {
         "allowEvaluate": True, "allowCookies": True, "allowStateExport": True, "allowClipboard": True,
-        "allowNetworkIntercept": True, "allowUpload": True}}))
+        "allowNetworkIntercept": True, "allowUpload": True, "allowScreencast": True}}))
     bp = BridgeProcess(home, env={"PINCHTAB_TOKEN": TOKEN})
     try:
         bp.wait_healthy()
@@ -341,6 +341,38 @@ def test_upload_audit_and_cache_verbs(cli, site, tmp_path):
     assert report["url"].endswith("site_a11y_good.html") and report["accessibilityScore"] == 100
 
 
+def test_record_scrape_compare_and_the_rest_of_storage_state_and_clipboard(cli, site):
+    tab = cli.ok("nav", site.url("capture_ticker.html")).strip()
+    started = json.loads(cli.ok("record", "start", "cli-ticker", "--scale", "0.25"))
+    assert started["format"] == "webm" and started["scale"] == 0.25 and started["tabId"] == tab, started
+    wait_until(lambda: json.loads(cli.ok("record", "status"))["frames"] >= 3, 10)
+    saved = json.loads(cli.ok("record", "stop"))
+    assert saved["status"] == "saved" and Path(saved["path"]).name == "cli-ticker.webm"
+    assert Path(saved["path"]).stat().st_size == saved["size"] > 0
+
+    cli.ok("nav", site.url("form.html"))
+    cli.ok("storage", "set", "colour", "teal")
+    cli.ok("storage", "set", "size", "XL")
+    cli.ok("storage", "delete", "colour")
+    left = cli.ok("storage", "get")
+    assert "XL" in left and "teal" not in left
+    assert cli.ok("clipboard", "copy", "copied", "text") == "OK\n"
+    assert cli.ok("clipboard", "paste") == "copied text\n"
+    cli.ok("eval", "document.cookie = 'kept=yes; path=/'")
+    cli.ok("state", "save", "cli-load")
+    cli.ok("cookies", "clear")
+    loaded = json.loads(cli.ok("state", "load", "cli-load"))
+    assert loaded["name"] == "cli-load", loaded
+    assert any(c["name"] == "kept" for c in json.loads(cli.ok("cookies"))["cookies"])
+    cleaned = json.loads(cli.ok("state", "clean", "--older-than-hours", "0"))
+    assert "cli-load" not in json.dumps(json.loads(cli.ok("state", "list"))), cleaned
+
+    pages = json.loads(cli.ok("scrape", site.url("site_shop/index.html"), "--max-pages", "3"))["pages"]
+    assert pages and pages[0]["url"].endswith("/site_shop/index.html") and len(pages) <= 3
+    both = json.loads(cli.ok("compare", site.url("site_a11y_good.html"), site.url("site_a11y_bad.html")))
+    assert both["live"]["accessibilityScore"] == 100 > both["staging"]["accessibilityScore"]
+
+
 def test_port_and_token_come_from_the_config_file(cli, bridge, tmp_path):
     config = tmp_path / ".pinchtab" / "config.json"
     config.parent.mkdir(exist_ok=True)
@@ -410,6 +442,15 @@ def test_nav_starts_the_local_server_when_none_answers(tmp_path, site, monkeypat
         assert inst["status"] == "running"
         assert re.search(r"^ID +PROFILENAME +PORT", cli("instances").stdout)
         assert cli("instance", "logs", inst["id"]).returncode == 0
+        second = json.loads(cli("instance", "start", "--mode", "headless").stdout)
+        assert second["id"] != inst["id"] and second["status"] in ("starting", "running"), second
+        nav2 = cli("instance", "navigate", second["id"], site.url("table.html"))
+        assert nav2.returncode == 0, nav2.stderr
+        opened = json.loads(nav2.stdout)
+        assert TAB_ID.fullmatch(opened["tabId"]), opened
+        assert json.loads(cli("instance", "stop", second["id"]).stdout)["status"] in ("stopped", "stopping")
+        gone = {i["id"]: i["status"] for i in json.loads(cli("instances", "--json").stdout)}
+        assert gone.get(second["id"], "stopped") == "stopped" and gone[inst["id"]] == "running"
         assert cli("title").stdout == "E2E Test - Form\n"  # the tab nav remembered
         token = cli("session", "create", "--agent-id", "bot-1", "--print-token").stdout.strip()
         assert token.startswith("pts_")
