@@ -98,7 +98,10 @@ def authenticate(app: Flask, req: Request) -> str | None:
             g.auth = "bearer"
             return g.auth
         sessions: SessionResolver | None = app.extensions.get(SESSIONS)
-        if scheme == "session" and sessions is not None:
+        if scheme == "session":
+            if sessions is None:
+                raise Unauthorized("agent sessions are off on this server (sessions.agent.enabled, "
+                                   "sessions.agent.mode)", code="sessions_disabled")
             agent = sessions.resolve(given.strip())
             if agent is None:
                 raise Unauthorized("bad, expired or revoked session token", code="bad_session")

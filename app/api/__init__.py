@@ -80,7 +80,7 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
                    transfer, saved_state, inspect, logs, cookies, dialogs, stealth, debug, site, locks, handoff, macro,
                    storage, clipboard, emulation, browser_admin, frame, network, sessions):
         api.register_blueprint(module.bp)
-    sessions.init_app(app)  # agent sessions: ``Authorization: Session <token>`` acts as one agent
+    sessions.init_app(app, config)  # agent sessions: ``Authorization: Session <token>`` acts as one agent
     site.register_counters(app)  # the request counters GET /metrics reports
     hub = init_debug(app, api, config, store=config.server.state_dir / "debug" / "sessions.json")
     app.extensions.setdefault("pinchtab.on_shutdown", []).append(hub.close_all)

@@ -675,7 +675,11 @@ class SessionCreateSchema(Strict):
     agentId = fields.String(required=True, validate=validate.Regexp(r"^[A-Za-z0-9._:@-]{1,128}$",
                                                                     error="1-128 letters, digits or . _ : @ -"))
     label = fields.String(load_default="", validate=validate.Length(max=200))
+    # Each at most what the config allows (sessions.agent.maxLifetimeSec, idleTimeoutSec): the
+    # answer's expiresAt and idleTimeoutSec say what the session got.
     ttlSec = fields.Integer(load_default=None, allow_none=True, strict=True,
-                            validate=validate.Range(min=60, max=86400))
+                            validate=validate.Range(min=60, max=366 * 86400),
+                            metadata={"description": "at most sessions.agent.maxLifetimeSec"})
     idleSec = fields.Integer(load_default=None, allow_none=True, strict=True,
-                             validate=validate.Range(min=60, max=1800))
+                             validate=validate.Range(min=60, max=366 * 86400),
+                             metadata={"description": "at most sessions.agent.idleTimeoutSec"})

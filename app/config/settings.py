@@ -293,6 +293,43 @@ class SchedulerConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AgentSessionsConfig:
+    """``sessions.agent``: revocable tokens that stand for one agent (``Authorization: Session``)."""
+
+    enabled: bool = setting(fields.Boolean(), True)
+    # "off" is enabled=false by another name. The original's "required" is refused: the bearer token
+    # and dashboard logins would still authenticate, so it could not mean what it says.
+    mode: str = setting(fields.String(validate=validate.OneOf(
+        ("off", "preferred"), error="must be off or preferred (required is not supported: the bearer token and "
+                                    "dashboard logins would still authenticate)")), "preferred")
+    idle_timeout_sec: int = setting(_positive(), 1800)
+    max_lifetime_sec: int = setting(_positive(), 86400)
+
+    @property
+    def on(self) -> bool:
+        return self.enabled and self.mode != "off"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DashboardSessionsConfig:
+    """``sessions.dashboard``: the cookie a browser gets for typing the token on the login page."""
+
+    idle_timeout_sec: int = setting(_positive(), 12 * 3600)
+    max_lifetime_sec: int = setting(_positive(), 7 * 24 * 3600)
+    # How long after typing the token a login may make the changes that matter most (the config,
+    # a shutdown, agent sessions).
+    elevation_window_sec: int = setting(_positive(), 300)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionsConfig:
+    """``sessions``: agent sessions and dashboard logins."""
+
+    agent: AgentSessionsConfig
+    dashboard: DashboardSessionsConfig
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     """The whole validated configuration; build it with :func:`app.config.load_config`."""
 
@@ -308,6 +345,7 @@ class Config:
     debug: DebugConfig
     extension: ExtensionConfig
     scheduler: SchedulerConfig
+    sessions: SessionsConfig
 
     def __post_init__(self) -> None:
         if self.profiles.base_dir is None:

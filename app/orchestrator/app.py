@@ -68,8 +68,8 @@ def create_server_app(config: Config | None = None, *, client: ManagerClient | N
     api = init_api(app, "Pinchtab server", "Browser instances, profiles and the browser API of each instance.")
     errors.register(app)  # after the Api: its HTTP error handler gives way to our one error shape
     auth.register(app, config.server.token)
-    login.init_app(app)
-    sessions.init_app(app)
+    login.init_app(app, config)
+    sessions.init_app(app, config)
     modules = [instances, profiles, events, login, sessions, server]
     if config.scheduler.enabled:
         tasks.init_app(app)

@@ -16,9 +16,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-IDLE_S = 12 * 3600.0
-MAX_AGE_S = 7 * 24 * 3600.0
-ELEVATION_S = 5 * 60.0
 MAX_LOGINS = 200
 FAILURES_PER_WINDOW = 10
 FAILURE_WINDOW_S = 60.0
@@ -45,8 +42,10 @@ class Login:
 class LoginStore:
     """Live dashboard logins and the failed-attempt counters; thread-safe."""
 
-    def __init__(self, clock: Any = time.time) -> None:
+    def __init__(self, *, idle_s: float, max_age_s: float, elevation_s: float, clock: Any = time.time) -> None:
+        """The limits are ``sessions.dashboard``'s (idleTimeoutSec, maxLifetimeSec, elevationWindowSec)."""
         self._clock = clock
+        self.idle_s, self.max_age_s, self.elevation_s = idle_s, max_age_s, elevation_s
         self._logins: dict[bytes, Login] = {}
         self._failures: dict[str, collections.deque[float]] = {}
         self._lock = threading.Lock()
@@ -56,7 +55,7 @@ class LoginStore:
         cookie = secrets.token_urlsafe(32)
         now = self._clock()
         login = Login(digest=_digest(cookie), csrf=secrets.token_urlsafe(24), created=now, last_seen=now,
-                      elevated_until=now + ELEVATION_S)
+                      elevated_until=now + self.elevation_s)
         with self._lock:
             self._sweep(now)
             if len(self._logins) >= MAX_LOGINS:  # the oldest browser signs in again
@@ -73,7 +72,7 @@ class LoginStore:
             login = self._logins.get(digest)
             if login is None or not hmac.compare_digest(login.digest, digest):
                 return None
-            if now - login.last_seen >= IDLE_S or now - login.created >= MAX_AGE_S:
+            if self._lapsed(login, now):
                 del self._logins[digest]
                 return None
             login.last_seen = now
@@ -84,12 +83,12 @@ class LoginStore:
             self._logins.pop(_digest(cookie), None)
 
     def is_elevated(self, login: Login) -> bool:
-        """Whether the token was typed for this login within the last ELEVATION_S."""
+        """Whether the token was typed for this login within the elevation window."""
         return login.elevated(self._clock())
 
     def elevate(self, login: Login) -> float:
         """Mark the login as having typed the token just now; the wall-clock end of the elevation."""
-        login.elevated_until = self._clock() + ELEVATION_S
+        login.elevated_until = self._clock() + self.elevation_s
         return login.elevated_until
 
     def allow_attempt(self, client: str) -> bool:
@@ -111,7 +110,9 @@ class LoginStore:
                 self._failures.clear()  # bounded: a flood of addresses only resets the counters
             self._failures.setdefault(client, collections.deque()).append(self._clock())
 
+    def _lapsed(self, login: Login, now: float) -> bool:
+        return now - login.last_seen >= self.idle_s or now - login.created >= self.max_age_s
+
     def _sweep(self, now: float) -> None:
-        for digest in [d for d, x in self._logins.items()
-                       if now - x.last_seen >= IDLE_S or now - x.created >= MAX_AGE_S]:
+        for digest in [d for d, x in self._logins.items() if self._lapsed(x, now)]:
             del self._logins[digest]

@@ -13,7 +13,8 @@ from flask import Flask, Response, current_app, jsonify
 
 from ... import auth
 from ...auth import require_admin
-from ...errors import APIError, NotFound
+from ...config import Config
+from ...errors import APIError, NotFound, disabled
 from ...openapi import Blueprint
 from ...sessions import AgentSessions, SessionLimit
 from ..responses import SessionCreatedResponse, SessionRecord, SessionRevokedResponse
@@ -22,15 +23,24 @@ from ..schemas import SessionCreateSchema
 bp = Blueprint("sessions", __name__)
 
 
-def init_app(app: Flask) -> AgentSessions:
-    """Give the app its session table, which ``app.auth`` reads for ``Session`` credentials."""
-    table = AgentSessions()
+def init_app(app: Flask, config: Config) -> AgentSessions | None:
+    """Give the app its session table, which ``app.auth`` reads for ``Session`` credentials, kept
+    in the state dir per port (a bridge and a server may share the dir); none when
+    ``sessions.agent`` is off."""
+    agent = config.sessions.agent
+    if not agent.on:
+        return None
+    table = AgentSessions(path=config.server.state_dir / f"agent-sessions-{config.server.port}.json",
+                          idle_s=agent.idle_timeout_sec, max_age_s=agent.max_lifetime_sec)
     app.extensions[auth.SESSIONS] = table
     return table
 
 
 def table() -> AgentSessions:
-    return current_app.extensions[auth.SESSIONS]
+    found: AgentSessions | None = current_app.extensions.get(auth.SESSIONS)
+    if found is None:
+        raise disabled("sessions", "sessions.agent.enabled")
+    return found
 
 
 @bp.post("/sessions")

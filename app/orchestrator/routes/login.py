@@ -14,18 +14,22 @@ from flask import Flask, Response, current_app, g, jsonify, request
 from profiles.times import utc_iso
 
 from ... import auth
+from ...config import Config
 from ...errors import APIError, BadRequest, Forbidden, Unauthorized
 from ...openapi import Blueprint
-from ..login import FAILURE_WINDOW_S, FAILURES_PER_WINDOW, MAX_AGE_S, LoginStore
+from ..login import FAILURE_WINDOW_S, FAILURES_PER_WINDOW, LoginStore
 from .schemas import LoginResponse, LoginSchema
 
 bp = Blueprint("login", __name__)
 PUBLIC_PATHS = frozenset({"/api/auth/login", "/api/auth/logout"})
 
 
-def init_app(app: Flask) -> LoginStore:
-    """Give the app its login table and let the login and logout calls through without a token."""
-    store = LoginStore()
+def init_app(app: Flask, config: Config) -> LoginStore:
+    """Give the app its login table (its limits from ``sessions.dashboard``) and let the login and
+    logout calls through without a token."""
+    limits = config.sessions.dashboard
+    store = LoginStore(idle_s=limits.idle_timeout_sec, max_age_s=limits.max_lifetime_sec,
+                       elevation_s=limits.elevation_window_sec)
     app.extensions[auth.LOGINS] = store
     auth.allow_public(app, lambda req: req.method == "POST" and req.path in PUBLIC_PATHS)
     return store
@@ -64,7 +68,7 @@ def login(req: dict[str, str]) -> Response:
     _check_token(req["token"])
     cookie, made = logins().create()
     resp = jsonify({"status": "ok", "csrfToken": made.csrf, "elevatedUntil": utc_iso(made.elevated_until)})
-    resp.set_cookie(auth.COOKIE, cookie, max_age=int(MAX_AGE_S), path="/", httponly=True, samesite="Strict",
+    resp.set_cookie(auth.COOKIE, cookie, max_age=int(logins().max_age_s), path="/", httponly=True, samesite="Strict",
                     secure=request.is_secure)
     return resp
 

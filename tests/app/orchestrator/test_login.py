@@ -17,7 +17,7 @@ from support.servers import ServerProcess
 from support.waits import wait_until
 
 from app import auth
-from app.orchestrator.login import ELEVATION_S, FAILURES_PER_WINDOW, LoginStore
+from app.orchestrator.login import FAILURES_PER_WINDOW, LoginStore
 
 pytestmark = pytest.mark.e2e
 
@@ -155,7 +155,7 @@ def test_cookie_flags_and_csrf_rules_for_cookie_borne_changes(server, shared_tok
 
 
 # --- elevation and the failed-login limit: the server app in process, with a clock we move ---------
-def login_app(tmp_path: Path, token: str) -> Flask:
+def login_app(tmp_path: Path, token: str, **settings: Any) -> Flask:
     """The server's auth, login and session routes alone, in process (no manager, no browser)."""
     from app import errors
     from app.api.routes import sessions as session_routes
@@ -163,12 +163,12 @@ def login_app(tmp_path: Path, token: str) -> Flask:
     from app.orchestrator.routes import login as login_routes
 
     app = Flask("login-test")
-    app.extensions["pinchtab.config"] = make_config(tmp_path, **{"server.token": token})
+    config = app.extensions["pinchtab.config"] = make_config(tmp_path, **{"server.token": token, **settings})
     api = init_api(app, "t", "t")
     errors.register(app)
     auth.register(app, token)
-    login_routes.init_app(app)
-    session_routes.init_app(app)
+    login_routes.init_app(app, config)
+    session_routes.init_app(app, config)
     api.register_blueprint(login_routes.bp)
     api.register_blueprint(session_routes.bp)
     return app
@@ -176,7 +176,7 @@ def login_app(tmp_path: Path, token: str) -> Flask:
 
 def test_an_old_login_must_type_the_token_again_to_make_sessions(tmp_path: Path):
     token = "in-process-t0ken"
-    app = login_app(tmp_path, token)
+    app = login_app(tmp_path, token, **{"sessions.dashboard.elevationWindowSec": 60})
     now = [time.time()]
     app.extensions[auth.LOGINS]._clock = lambda: now[0]
     client = app.test_client()
@@ -184,7 +184,9 @@ def test_an_old_login_must_type_the_token_again_to_make_sessions(tmp_path: Path)
     assert r.status_code == 200
     headers = {"X-CSRF-Token": r.get_json()["csrfToken"]}
     assert client.post("/sessions", json={"agentId": "a"}, headers=headers).status_code == 201
-    now[0] += ELEVATION_S + 1
+    now[0] += 50
+    assert client.post("/sessions", json={"agentId": "a"}, headers=headers).status_code == 201
+    now[0] += 11  # past the configured minute
     r = client.post("/sessions", json={"agentId": "a"}, headers=headers)
     assert r.status_code == 403 and r.get_json()["code"] == "elevation_required"
     assert client.get("/sessions").status_code == 200  # reading needs no fresh token
@@ -198,7 +200,7 @@ def test_an_old_login_must_type_the_token_again_to_make_sessions(tmp_path: Path)
 
 def test_failed_logins_are_limited_per_client():
     now = [1000.0]
-    store = LoginStore(clock=lambda: now[0])
+    store = LoginStore(idle_s=3600, max_age_s=7200, elevation_s=60, clock=lambda: now[0])
     for _ in range(FAILURES_PER_WINDOW):
         assert store.allow_attempt("10.0.0.1")
         store.failed("10.0.0.1")
@@ -209,3 +211,14 @@ def test_failed_logins_are_limited_per_client():
     assert store.resolve(cookie) is made and store.resolve(cookie + "x") is None
     store.revoke(cookie)
     assert store.resolve(cookie) is None
+    # The limits given (sessions.dashboard.idleTimeoutSec, maxLifetimeSec): idle an hour, or two hours old.
+    idle, _ = store.create()
+    now[0] += 3599
+    assert store.resolve(idle) is not None
+    now[0] += 3600
+    assert store.resolve(idle) is None
+    busy, _ = store.create()
+    for _ in range(3):
+        now[0] += 3000
+        lived = store.resolve(busy)
+    assert lived is None  # 9000 s > 7200 s, however busy

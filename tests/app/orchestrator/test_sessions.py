@@ -9,10 +9,14 @@ from typing import Any
 
 import pytest
 import requests
+from support.config import make_config
 from support.servers import ServerProcess
 from support.waits import wait_until
 
-from app.sessions import IDLE_S, MAX_AGE_S, AgentSessions
+from app.config import ConfigError
+from app.sessions import AgentSessions
+
+IDLE_S, MAX_AGE_S = 1800.0, 86400.0  # sessions.agent's defaults
 
 
 @pytest.fixture
@@ -76,7 +80,7 @@ def test_bad_session_tokens_and_requests_are_clear_4xx(server):
 
 def test_sessions_lapse_when_idle_or_too_old():
     now = [1000.0]
-    table = AgentSessions(clock=lambda: now[0])
+    table = AgentSessions(idle_s=IDLE_S, max_age_s=MAX_AGE_S, clock=lambda: now[0])
     idle, token = table.create("a")
     assert table.resolve(token) == "a"
     now[0] += IDLE_S - 1
@@ -91,6 +95,45 @@ def test_sessions_lapse_when_idle_or_too_old():
     _, capped = table.create("c", ttl_s=10 * MAX_AGE_S)
     assert table.list()[-1].expires == now[0] + MAX_AGE_S
     assert table.resolve(capped) == "c" and table.resolve("pts_" + capped[4:][::-1]) is None
+
+
+def test_sessions_outlive_a_restart_in_a_file_that_keeps_no_token(tmp_path):
+    now = [1000.0]
+    path = tmp_path / "agent-sessions-9867.json"
+    table = AgentSessions(idle_s=IDLE_S, max_age_s=MAX_AGE_S, path=path, clock=lambda: now[0])
+    kept, token = table.create("keeper", "nightly")
+    gone, gone_token = table.create("leaver")
+    table.revoke(gone.id)
+    assert token not in path.read_text() and oct(path.stat().st_mode & 0o777) == "0o600"
+    now[0] += 600
+    again = AgentSessions(idle_s=IDLE_S, max_age_s=MAX_AGE_S, path=path, clock=lambda: now[0])
+    assert again.resolve(token) == "keeper" and again.resolve(gone_token) is None
+    (back,) = again.list()
+    assert back.record() == {**kept.record(), "lastSeenAt": back.record()["lastSeenAt"]}
+    # A tighter config after the restart ends what it no longer allows.
+    assert AgentSessions(idle_s=IDLE_S, max_age_s=300, path=path, clock=lambda: now[0]).resolve(token) is None
+    # A file that is not ours is set aside, not fatal.
+    path.write_text("{not json")
+    assert AgentSessions(idle_s=IDLE_S, max_age_s=MAX_AGE_S, path=path).list() == []
+    assert path.with_name(path.name + ".bad").exists()
+
+
+def test_session_limits_and_the_off_switch_come_from_the_config(app_factory, tmp_path):
+    limits = {"sessions.agent.maxLifetimeSec": 3600, "sessions.agent.idleTimeoutSec": 600}
+    client = app_factory(**limits).test_client()
+    made = client.post("/sessions", json={"agentId": "short", "ttlSec": 86400, "idleSec": 86400}).get_json()
+    assert made["idleTimeoutSec"] == 600, made
+    as_agent = {"Authorization": f"Session {made['token']}"}
+    assert app_factory(**limits).test_client().get("/tabs", headers=as_agent).status_code == 200  # a restart keeps it
+    for off in ({"sessions.agent.enabled": False}, {"sessions.agent.mode": "off"}):
+        client = app_factory(**off).test_client()
+        r = client.post("/sessions", json={"agentId": "a"})
+        assert r.status_code == 403 and r.get_json()["code"] == "sessions_disabled", off
+        r = client.get("/tabs", headers=as_agent)
+        assert r.status_code == 401 and r.get_json()["code"] == "sessions_disabled", off
+    # "required" would promise session-only access that the bearer token would still get around.
+    with pytest.raises(ConfigError, match="required is not supported"):
+        make_config(tmp_path, **{"sessions.agent.mode": "required"})
 
 
 def test_a_bridge_on_its_own_accepts_sessions_too(app_factory, site):
