@@ -109,8 +109,27 @@ def mouse_wheel(tab: Tab, target: Target, dx: float, dy: float) -> dict[str, Any
     x, y = pointer_point(tab, target)
     if not dx and not dy:
         dy = 120
-    tab.wait_result(mouse_event(tab, "mouseWheel", x, y, deltaX=dx, deltaY=dy), "Input.dispatchMouseEvent")
+    wheel(tab, x, y, dx, dy)
     return {"wheel": True, "x": x, "y": y, "deltaX": dx, "deltaY": dy}
+
+
+WHEEL_SETTLE_S = 0.5
+# In our world of the page: a promise that the next wheel event has been handled and two frames
+# drawn since. A wheel scrolls on the compositor, after dispatchMouseEvent has answered; by the
+# second frame the page sees the new scroll offsets.
+_WHEEL_ARM = ("(globalThis.__ptWheel = new Promise(done => addEventListener('wheel', () => requestAnimationFrame("
+              "() => requestAnimationFrame(() => done(true))), {once: true, capture: true, passive: true})), true)")
+_WHEEL_LANDED = ("Promise.race([globalThis.__ptWheel, "
+                 f"new Promise(r => setTimeout(() => r(false), {WHEEL_SETTLE_S * 1000:.0f}))])")
+
+
+def wheel(tab: Tab, x: float, y: float, dx: float, dy: float) -> None:
+    """Turn the wheel at (x, y); return once the scroll it causes is applied, so the next step (or
+    read) sees it. Over another site's frame the page cannot see the wheel: WHEEL_SETTLE_S bounds it."""
+    main = tab.frames[tab.main_frame_id or ""]
+    evaluate(tab, main, _WHEEL_ARM)
+    tab.wait_result(mouse_event(tab, "mouseWheel", x, y, deltaX=dx, deltaY=dy), "Input.dispatchMouseEvent")
+    evaluate(tab, main, _WHEEL_LANDED, await_promise=True, timeout_s=WHEEL_SETTLE_S + 5)
 
 
 DRAG_START_S = 2.0  # how long a draggable element gets to start its HTML5 drag
@@ -321,19 +340,8 @@ def scroll(tab: Tab, target: Target, *, dx: float = 0, dy: float = 0) -> dict[st
         x, y = size[0] / 2, size[1] / 2
     if not dx and not dy:
         dy = 300
-    main = tab.frames[tab.main_frame_id or ""]
-    before = evaluate(tab, main, "[scrollX, scrollY]")
-    tab.call("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": x, "y": y, "deltaX": dx, "deltaY": dy})
-    # The wheel scrolls asynchronously: wait (briefly, bounded) until the page reports the move;
-    # at the end of the page nothing moves and the short deadline passes.
-    pos = before
-
-    def moved() -> bool:
-        nonlocal pos
-        pos = evaluate(tab, main, "[scrollX, scrollY]")
-        return pos != before
-
-    tab.wait_for(moved, 0.3)
+    wheel(tab, x, y, dx, dy)
+    pos = evaluate(tab, tab.frames[tab.main_frame_id or ""], "[scrollX, scrollY]")
     return {"scrolled": True, "x": pos[0], "y": pos[1], "deltaX": dx, "deltaY": dy}
 
 
