@@ -63,6 +63,8 @@ class Browser:
         self._target_created = threading.Condition(self._lock)  # a page opened a tab (see opened_by)
         self._targets: dict[str, dict[str, Any]] = {}  # targetId -> TargetInfo, kept from events
         self._tabs: dict[str, Tab] = {}
+        self._adopting: dict[str, threading.Event] = {}  # popups being set up (see _on_auto_attached)
+        self._arming = False  # while auto-attach is being turned on: the sessions of pages already open
         self.internal: set[str] = set()  # pages of our own (a recording's encoder): never listed as tabs
         self._gate: threading.Semaphore | None = None  # see limit_parallel
         self._gone: Exception | None = None
@@ -80,6 +82,7 @@ class Browser:
         self._gone = None  # started again after a stop or a crash: nothing of the old one is kept
         with self._lock:
             self._targets.clear()
+            self._adopting.clear()
         ws_url = ""
         if self.transport_factory is not None:
             transport = self.transport_factory()
@@ -104,10 +107,58 @@ class Browser:
         except Exception as exc:
             self.stop()
             raise LaunchError(f"cannot talk to the browser: {exc}") from None
+        self._watch_new_pages(self.conn)
         with self._lock:
             for info in infos:
                 self._targets.setdefault(info["targetId"], info)
         log.info("browser ready: %s", self.version.get("product", "?"))
+
+    def _watch_new_pages(self, conn: Connection) -> None:
+        """Have Chrome hold every new page until we let it run (browser-level auto-attach), so that a
+        page one of our tabs opens (a popup, a target=_blank link) is set up like any tab of ours,
+        stealth and network capture included, before its first request; other new pages run at
+        once. A transport that does not offer it (an extension's relay) attaches popups on first use."""
+        self._arming = True
+        try:
+            conn.call("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
+                                               "filter": [{"type": "page"}]}, timeout_s=10)
+        except (CDPError, CDPTimeout) as exc:
+            log.info("popups are attached on first use (no browser-level auto-attach: %s)", exc)
+        finally:
+            self._arming = False
+
+    def _on_auto_attached(self, p: dict[str, Any]) -> None:
+        """(Reader thread, under the lock: sends only.) A page attached at the browser level: adopt a
+        page our tab opened; let any other new page run and leave it; leave pages open before."""
+        conn, session, info = self.conn, p.get("sessionId"), p.get("targetInfo") or {}
+        if conn is None or not session:
+            return
+        if not p.get("waitingForDebugger"):
+            if self._arming:  # a page already open when auto-attach began: not ours to hold
+                conn.send("Target.detachFromTarget", {"sessionId": session})
+            return  # else the event of one of our own attachToTarget calls
+        opener = self._tabs.get(info.get("openerId") or "")
+        if info.get("type") == "page" and opener is not None and opener.closed is None:
+            target_id = info["targetId"]
+            self._adopting[target_id] = threading.Event()
+            threading.Thread(target=self._adopt_popup, args=(target_id, session), daemon=True,
+                             name=f"pinchtab-popup-{target_id[:8]}").start()
+            return
+        conn.send("Runtime.runIfWaitingForDebugger", {}, session)
+        conn.send("Target.detachFromTarget", {"sessionId": session})
+
+    def _adopt_popup(self, target_id: str, session_id: str) -> None:
+        try:
+            self._adopt(target_id, session_id, SETUP_TIMEOUT_S, paused=True)
+        except Exception as exc:  # the popup closed meanwhile, or the browser went: it must not stay held
+            log.info("popup %s not adopted: %s", target_id, exc)
+            if self.conn is not None and not self.conn.closed:
+                self.conn.send("Runtime.runIfWaitingForDebugger", {}, session_id)
+        finally:
+            with self._lock:
+                done = self._adopting.pop(target_id, None)
+            if done is not None:
+                done.set()
 
     def alive(self) -> bool:
         """Whether the connection is up. A browser that exits closes its socket, which the reader
@@ -148,6 +199,8 @@ class Browser:
                 tab = self._tabs.pop(p["targetId"], None)
                 if tab is not None:
                     tab.fail(TargetClosed(f"tab {tab.id} was closed"))
+            elif method == "Target.attachedToTarget":
+                self._on_auto_attached(p)
             elif method == "Target.targetCrashed":
                 pass  # the tab's own session reports Inspector.targetCrashed
 
@@ -238,6 +291,10 @@ class Browser:
     def tab(self, target_id: str, timeout_s: float = SETUP_TIMEOUT_S) -> Tab:
         """The tab for a page target, attaching on first use (pages opened by pages, attach mode)."""
         with self._lock:
+            adopting = self._adopting.get(target_id)
+        if adopting is not None:
+            adopting.wait(timeout_s)  # a popup being set up: its tab, not a second session
+        with self._lock:
             tab = self._tabs.get(target_id)
             if tab is not None and tab.closed is None:
                 return tab
@@ -255,6 +312,11 @@ class Browser:
                 return existing
         session_id = conn.call("Target.attachToTarget", {"targetId": target_id, "flatten": True},
                                timeout_s=timeout_s)["sessionId"]
+        return self._adopt(target_id, session_id, timeout_s)
+
+    def _adopt(self, target_id: str, session_id: str, timeout_s: float, *, paused: bool = False) -> Tab:
+        """Our tab on an attached session: set up, then (``paused``: a page Chrome holds for us) let run."""
+        conn = self._conn()
         tab = Tab(conn, target_id, session_id, world=WORLD, world_script=self._scripts, network=self.network)
         tab.extra_setup = lambda frame: self._session_setup(tab, frame)
         tab.auto_accept_dialogs = self.dialog_auto_accept
@@ -262,6 +324,8 @@ class Browser:
         conn.claim(session_id, tab)
         try:
             tab.run(lambda: self._setup(tab), timeout_s)
+            if paused:
+                tab.run(lambda: tab.call("Runtime.runIfWaitingForDebugger"), timeout_s)
         except Exception:
             tab.fail(TargetClosed("tab setup failed"))
             conn.release(session_id)

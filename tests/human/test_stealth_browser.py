@@ -98,6 +98,27 @@ def test_bot_detection_score(stealth: tuple[str, Browser], site: Any) -> None:
         browser.close_tab(tab.id)
 
 
+def test_a_popup_has_the_level_from_its_first_document(browsers: dict[str, Browser], site: Any) -> None:
+    browser = browsers["light"]
+    browser.stealth_level = "light"  # as the bridge runs it: every tab it sets up gets the level, popups too
+    opener = browser.new_tab()
+    try:
+        opener.run(lambda: navigate(opener, site.url("popup_opener.html?open=/bot_detect.html%3Flevel%3Dlight"),
+                                    timeout_s=15), 20)
+        known = {p["targetId"] for p in browser.pages()}
+        opener.run(lambda: actions.click(opener, Target(selector="#open")), 15)
+        popup_id = browser.opened_by(opener.id, known, 10)
+        assert popup_id, "the click opened no window"
+        popup = browser.tab(popup_id)
+        assert wait_js(popup, "!!window.__botScore"), "the popup gave no verdict"
+        verdict = evaluate(popup, "window.__botScore")
+        assert verdict["score"] == 0, {k: v["detail"] for k, v in verdict["checks"].items() if v["fails"]}
+        browser.close_tab(popup_id)
+    finally:
+        browser.stealth_level = "off"
+        browser.close_tab(opener.id)
+
+
 def test_pages_with_forms_still_work(stealth: tuple[str, Browser], site: Any) -> None:
     level, browser = stealth
     tab = open_tab(browser, level)

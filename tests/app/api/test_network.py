@@ -76,6 +76,15 @@ def test_every_request_of_a_new_tab_is_captured_and_filtered(client: Any, site: 
     assert broken["count"] == len(broken["broken"]) and "entries" not in broken
 
 
+def test_a_popup_is_captured_from_its_first_request(client: Any, site: Any) -> None:
+    opener = _open(client, site, "popup_opener.html")
+    r = client.post("/action", json={"kind": "click", "selector": "#open", "tabId": opener, "autoSwitch": False})
+    popup = r.json["result"]["openedTab"]
+    page = _by_name(_settled(client, popup), ASSETS)  # the popup's own document, and both its fetches
+    assert (page["resourceType"], page["status"], page["finished"]) == ("Document", 200, True)
+    assert not any(ASSETS in e["url"] for e in client.get(f"/network?tabId={opener}").json["entries"])
+
+
 def test_bad_filters_are_refused(client: Any, site: Any) -> None:
     tab_id = _open(client, site, "network_title.html")
     for query in ("status=abc", "status=4x", "limit=-1", "bufferSize=0", "broken=maybe"):

@@ -5,6 +5,7 @@ cookie; CSRF rules for cookie-borne changes; logout; elevation; and the dashboar
 from __future__ import annotations
 
 import base64
+import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,19 @@ def test_the_token_is_typed_once_then_a_cookie_keeps_the_dashboard_logged_in(ser
         page.go(server.base + "/dashboard")
         wait_until(lambda: page.dom("document.querySelectorAll('#instances [data-instance-id]').length") >= 1, 15)
         assert page.dom("document.getElementById('token-panel').hidden") is True
+        # Agent sessions are made here (the token shown once) and revoked here.
+        agent = "dash-" + secrets.token_hex(3)
+        page.fill("#session-agent", agent)
+        page.click("#session-create")
+        wait_until(lambda: page.dom("!document.getElementById('session-token').hidden"), 10)
+        made = page.dom("document.getElementById('session-token-value').textContent")
+        as_agent = {"Authorization": f"Session {made}"}
+        assert made.startswith("pts_") and requests.get(server.base + "/tabs", headers=as_agent).status_code == 200
+        revoke = f"#agent-sessions tr[data-agent='{agent}'] button"
+        wait_until(lambda: page.dom(f'!!document.querySelector("{revoke}")'), 10)
+        page.click(revoke)
+        wait_until(lambda: not page.dom(f'!!document.querySelector("{revoke}")'), 10)
+        assert requests.get(server.base + "/tabs", headers=as_agent).status_code == 401
         # Log out: the cookie stops working, and the page asks for the token again.
         page.click("#token-change")
         wait_until(lambda: page.dom("!document.getElementById('token-panel').hidden"), 10)
