@@ -340,6 +340,14 @@
   }
 
   // --- profiles and activity ----------------------------------------------------------------
+  function emptyRow(text, columns) {
+    const row = el("tr", "empty");
+    const td = el("td", "", text);
+    td.colSpan = columns;
+    row.append(td);
+    return row;
+  }
+
   function cell(text) {
     return el("td", "", text === undefined || text === null || text === "" ? "–" : String(text));
   }
@@ -355,11 +363,7 @@
     const body = $("profiles").querySelector("tbody");
     body.replaceChildren();
     if (!list.length) {
-      const row = el("tr", "empty");
-      const td = el("td", "", "No profiles yet.");
-      td.colSpan = 5;
-      row.append(td);
-      body.append(row);
+      body.append(emptyRow("No profiles yet.", 5));
     }
     for (const p of list) {
       const row = el("tr");
@@ -816,11 +820,7 @@
     const empty = body.querySelector("tr.empty");
     if (list.length && empty) empty.remove();
     if (!list.length && !empty) {
-      const tr = el("tr", "empty");
-      const td = el("td", "", "No debug sessions.");
-      td.colSpan = 6;
-      tr.append(td);
-      body.append(tr);
+      body.append(emptyRow("No debug sessions.", 6));
     }
     $("debug-connections").textContent = typeof data.connections === "number"
       ? `${data.connections}/${data.maxConnections ?? "?"} connections` : "";
@@ -1077,11 +1077,7 @@
     const body = $("agent-sessions").querySelector("tbody");
     body.replaceChildren(...(data || []).map(sessionRowOf));
     if (!body.children.length) {
-      const row = el("tr", "empty");
-      const td = el("td", "", "No agent sessions.");
-      td.colSpan = 6;
-      row.append(td);
-      body.append(row);
+      body.append(emptyRow("No agent sessions.", 6));
     }
   }
 
