@@ -11,6 +11,9 @@ it stands for, in one run, printed as one table.
   fetched without rendering (noBrowser).
 * The command line: ``pinchtab title --tab ID`` (a process per call, as scripts run it) against
   the same GET /title over HTTP.
+* Opening a tab: POST /tab {"action": "new"} against raw Target.createTarget + attachToTarget
+  on a browser-level websocket; and a popup a click opens, until the bridge answers its network
+  log with the popup's own document (the popup is set up before its first request).
 * The prompt-injection scanner (IDPI) on page text of 3 KB (a typical /text), 100 KB and 1 MB:
   what it adds to every read it scans.
 
@@ -25,6 +28,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +50,7 @@ SITE_PAGES = 20
 def site_pages() -> dict[str, str]:
     """The small page, a page that makes 100 requests, and a 20-page site that links in a ring."""
     out = {"/small.html": pages.small_page()}
+    out["/popup.html"] = pages._doc("Opener", "<button id=open onclick=\"window.open('/small.html')\">open</button>")
     out["/requests.html"] = pages._doc("Requests", "<p>fetching</p><script>"
                                        "for (let i = 0; i < 100; i++) fetch('/small.html?i=' + i);</script>")
     for i in range(SITE_PAGES):
@@ -150,9 +155,61 @@ def cli(base: str, bridge: Bridge) -> list[Row]:
             ("  the same GET /title over HTTP", f"median {med_ms(http):.1f} ms", "")]
 
 
+class RawBrowser(RawCDP):
+    """A bare browser-level websocket (no session)."""
+
+    def __init__(self, ws_url: str) -> None:  # not RawCDP's, which attaches to a tab
+        import websocket
+
+        self.ws = websocket.create_connection(ws_url, skip_utf8_validation=True, suppress_origin=True, timeout=120)
+        self.n = 0
+        self.session = ""
+
+
+def tabs(base: str, chrome: ChromeProcess, bridge: Bridge, runs: int) -> list[Row]:
+    opened, bare = [], []
+    for _ in range(runs):
+        t, r = timed(lambda: bridge.call("POST", "/tab", json={"action": "new"}))
+        opened.append(t)
+        bridge.call("POST", "/close", json={"tabId": r.json()["tabId"]})
+    raw = RawBrowser(chrome.ws_url)
+    for _ in range(runs):
+        def open_raw() -> str:
+            target = raw.call("Target.createTarget", {"url": "about:blank", "newWindow": True})["targetId"]
+            raw.call("Target.attachToTarget", {"targetId": target, "flatten": True})
+            return target
+
+        t, target = timed(open_raw)
+        bare.append(t)
+        raw.call("Target.closeTarget", {"targetId": target})
+    raw.close()
+    opener = bridge.call("POST", "/navigate", json={"url": base + "/popup.html"}).json()["tabId"]
+    popups = []
+    for _ in range(max(5, runs // 3)):
+        def popup_logged() -> str:
+            res = bridge.call("POST", "/action", json={"tabId": opener, "kind": "click", "selector": "#open",
+                                                       "autoSwitch": False}).json()["result"]
+            popup = res["openedTab"]
+            deadline = time.monotonic() + 10
+            while not bridge.call("GET", f"/tabs/{popup}/network?filter=small.html").json()["count"]:
+                if time.monotonic() > deadline:
+                    raise SystemExit("the popup's document never reached its network log")
+            return popup
+
+        t, popup = timed(popup_logged)
+        popups.append(t)
+        bridge.call("POST", "/close", json={"tabId": popup})
+    return [
+        ("raw createTarget + attachToTarget", f"median {med_ms(bare):.1f} ms", f"p90 {pct_ms(bare, .9):.1f} ms"),
+        ("POST /tab new (attached, set up, ready)", f"median {med_ms(opened):.1f} ms",
+         f"p90 {pct_ms(opened, .9):.1f} ms"),
+        ("a click's popup, until its document is in its log", f"median {med_ms(popups):.1f} ms",
+         f"p90 {pct_ms(popups, .9):.1f} ms"),
+    ]
+
+
 def idpi_scan() -> list[Row]:
     import random
-    import time
 
     from app.idpi import Policy, scan
 
@@ -182,6 +239,7 @@ def main() -> None:
     bridge = Bridge(f"http://127.0.0.1:{chrome.port}", workdir)
     try:
         rows = (capture(base, chrome, bridge, args.runs) + reads(base, chrome, bridge, args.runs)
+                + tabs(base, chrome, bridge, args.runs)
                 + site_tools(base, bridge) + cli(base, bridge) + idpi_scan())
     finally:
         bridge.stop()
