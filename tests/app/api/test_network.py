@@ -22,13 +22,17 @@ def _open(client: Any, site: Any, page: str = ASSETS, **extra: Any) -> str:
     return r.json["tabId"]
 
 
+SETTLED = ("network_data.json?n=1", "network_data.json?n=2", "network_dot.svg", "network_missing.png",
+           "network_clip.webm")
+
+
 def _settled(client: Any, tab_id: str) -> list[dict[str, Any]]:
-    """The tab's entries once both of the page's fetches have finished."""
+    """The tab's entries once the page's own requests (its fetches, images and clip) have all ended."""
     def done() -> list[dict[str, Any]] | None:
-        entries = client.get(f"/network?tabId={tab_id}&filter=network_data.json").json["entries"]
-        return entries if len(entries) == 2 and all(e["finished"] or e["failed"] for e in entries) else None
-    wait_until(done, 10)
-    return client.get(f"/network?tabId={tab_id}").json["entries"]
+        entries = client.get(f"/network?tabId={tab_id}").json["entries"]
+        ended = [e for e in entries if any(name in e["url"] for name in SETTLED) and (e["finished"] or e["failed"])]
+        return entries if len(ended) >= len(SETTLED) else None
+    return wait_until(done, 10)
 
 
 def _by_name(entries: list[dict[str, Any]], name: str) -> dict[str, Any]:
