@@ -315,7 +315,7 @@ class Browser:
         return self._adopt(target_id, session_id, timeout_s)
 
     def _adopt(self, target_id: str, session_id: str, timeout_s: float, *, paused: bool = False) -> Tab:
-        """Our tab on an attached session: set up, then (``paused``: a page Chrome holds for us) let run."""
+        """Our tab on an attached session, set up (``paused``: a page Chrome holds for us, let run)."""
         conn = self._conn()
         tab = Tab(conn, target_id, session_id, world=WORLD, world_script=self._scripts, network=self.network)
         tab.extra_setup = lambda frame: self._session_setup(tab, frame)
@@ -323,9 +323,7 @@ class Browser:
         tab.gate = self._gate
         conn.claim(session_id, tab)
         try:
-            tab.run(lambda: self._setup(tab), timeout_s)
-            if paused:
-                tab.run(lambda: tab.call("Runtime.runIfWaitingForDebugger"), timeout_s)
+            tab.run(lambda: self._setup(tab, resume=paused), timeout_s)
         except Exception:
             tab.fail(TargetClosed("tab setup failed"))
             conn.release(session_id)
@@ -379,10 +377,17 @@ class Browser:
                 continue
         return updated
 
-    def _setup(self, tab: Tab) -> None:
-        """Enable what a tab needs, pipelined: one round trip's worth of waiting, not six."""
+    def _setup(self, tab: Tab, resume: bool = False) -> None:
+        """Enable what a tab needs, pipelined: one round trip's worth of waiting, not six.
+
+        ``resume``: a page Chrome holds for us. It may not answer until it runs (a new window's
+        renderer starts then), so it is let run right after the commands are sent, not after their
+        answers: Chrome applies them in order, before the page's first document.
+        """
         commands = [*tab.session_setup(), ("Page.getFrameTree", {})]
         futs = [(m, tab.send(m, p)) for m, p in commands]
+        if resume:
+            tab.send("Runtime.runIfWaitingForDebugger", {})
         results = [tab.wait_result(f, m) for m, f in futs]
         for (method, params), res in zip(commands, results, strict=True):
             if method == "Page.addScriptToEvaluateOnNewDocument" and stealth.TOKEN in params.get("source", ""):

@@ -80,9 +80,11 @@ def test_every_request_of_a_new_tab_is_captured_and_filtered(client: Any, site: 
     assert broken["count"] == len(broken["broken"]) and "entries" not in broken
 
 
-def test_a_popup_is_captured_from_its_first_request(client: Any, site: Any) -> None:
+@pytest.mark.parametrize("opener_control", ["#open", "#link"])  # window.open(), a target=_blank link
+def test_a_popup_is_captured_from_its_first_request(client: Any, site: Any, opener_control: str) -> None:
     opener = _open(client, site, "popup_opener.html")
-    r = client.post("/action", json={"kind": "click", "selector": "#open", "tabId": opener, "autoSwitch": False})
+    r = client.post("/action", json={"kind": "click", "selector": opener_control, "tabId": opener,
+                                     "autoSwitch": False})
     popup = r.json["result"]["openedTab"]
     page = _by_name(_settled(client, popup), ASSETS)  # the popup's own document, and both its fetches
     assert (page["resourceType"], page["status"], page["finished"]) == ("Document", 200, True)
