@@ -138,7 +138,7 @@ class Browser:
                 conn.send("Target.detachFromTarget", {"sessionId": session})
             return  # else the event of one of our own attachToTarget calls
         opener = self._tabs.get(info.get("openerId") or "")
-        if info.get("type") == "page" and opener is not None and opener.closed is None:
+        if opener is not None and opener.closed is None:  # (pages only: the filter of _watch_new_pages)
             target_id = info["targetId"]
             self._adopting[target_id] = threading.Event()
             threading.Thread(target=self._adopt_popup, args=(target_id, session), daemon=True,
