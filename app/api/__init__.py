@@ -9,7 +9,7 @@ from flask import Flask, Response, g, request
 
 from cdp.browser import Browser
 
-from .. import activity, auth, errors
+from .. import activity, auth, errors, web_origin
 from ..config import Config, load_config
 from ..debug import init_debug
 from ..jsonprovider import JSONProvider
@@ -113,4 +113,5 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
         state.lock_profile(owner=f"bridge:{config.server.port}:{os.getpid()}")
         state.start(background=True)
         atexit.register(state.stop)
+    web_origin.install(app, config.server)  # outermost: a page's request is refused before any work
     return app

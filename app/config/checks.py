@@ -93,3 +93,13 @@ def extra_flag(value: str) -> None:
             raise ValidationError(f"--{name} is not allowed: {why}")
     if name in _FORBIDDEN_FLAGS:
         raise ValidationError(f"--{name} is not allowed: {_FORBIDDEN_FLAGS[name]}")
+
+
+def web_origin(value: str) -> None:
+    """An origin as browsers send it: ``scheme://host[:port]`` with no path (``https://app.example``,
+    ``chrome-extension://<id>``)."""
+    parts = urlsplit(value.strip())
+    if (not parts.scheme or not parts.netloc or parts.path not in ("", "/") or parts.query or parts.fragment
+            or "@" in parts.netloc or any(ch.isspace() for ch in value)):
+        raise ValidationError(f"{value!r} is not an origin: write scheme://host[:port], no path "
+                              "(e.g. https://app.example.com)")

@@ -19,13 +19,15 @@ if TYPE_CHECKING:   # Flask loads with the servers, not with every `pinchtab` ve
 def init_debug(app: Flask, api: Any, config: Config, *, strict_sessions: bool = True,
                store: Path | None = None) -> Hub:
     """Serve debug sessions on ``app``; ``store`` keeps the ids of made sessions across restarts."""
-    from .. import auth
+    from .. import auth, web_origin
     from . import routes, sockets
     from .hub import Hub
 
-    hub = Hub(max_connections=config.debug.max_connections, allowed_origins=config.debug.allowed_origins,
+    hub = Hub(max_connections=config.debug.max_connections,
               strict_sessions=strict_sessions, store=store)
     sockets.init_sockets(app, hub, config.debug.max_frame_bytes)
     routes.init_routes(app, api)
     auth.allow_public(app, sockets.is_public)
+    for door in sockets.doors(config.debug.allowed_origins):
+        web_origin.admit(app, door)
     return hub

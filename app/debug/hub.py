@@ -203,13 +203,12 @@ class Hub:
     file is written atomically, 0600: each id is a capability.
     """
 
-    def __init__(self, *, max_connections: int = 16, allowed_origins: tuple[str, ...] = (),
-                 strict_sessions: bool = True, store: Path | None = None) -> None:
+    def __init__(self, *, max_connections: int = 16, strict_sessions: bool = True,
+                 store: Path | None = None) -> None:
         self.max_connections = max_connections
         # True: an unknown session id is refused (the bridge hands ids out). False: the standalone
         # command's one session, where a wrong id is closed with 4000 as by the original.
         self.strict_sessions = strict_sessions
-        self.allowed_origins = allowed_origins
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
         self._slots = 0
@@ -309,9 +308,6 @@ class Hub:
     @property
     def connections(self) -> int:
         return self._slots
-
-    def origin_allowed(self, origin: str | None) -> bool:
-        return not self.allowed_origins or (origin or "") in self.allowed_origins
 
     # --- joining and leaving
 

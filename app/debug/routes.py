@@ -222,7 +222,6 @@ def sdk() -> Response:
     text = resources.files("app.debug.static").joinpath(SDK_JS).read_text(encoding="utf-8")
     resp = Response(text, mimetype="application/javascript")
     resp.headers["Cache-Control"] = "no-cache"
-    resp.headers["Access-Control-Allow-Origin"] = "*"
     return resp
 
 

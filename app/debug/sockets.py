@@ -8,8 +8,8 @@ the only thread that writes frames (the deflate state is not thread-safe).
 
 Checks happen before the upgrade, as HTTP answers: an unknown session is 404 (the bridge; the
 standalone ``pinchtab debug connect`` accepts and closes with 4000 "Invalid session" as the
-original did), the agent role needs the bearer token, an app's Origin may be limited, and past
-``debug.maxConnections`` the answer is 503 with Retry-After.
+original did), the agent role needs the bearer token, and past ``debug.maxConnections`` the answer
+is 503 with Retry-After. Which pages may open it at all is the web-origin policy's (:func:`doors`).
 """
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ from flask import Blueprint, Flask, current_app, g, request
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
-from ..errors import BadRequest, Forbidden, NotFound, Unavailable
+from .. import web_origin
+from ..errors import BadRequest, NotFound, Unavailable
 from . import protocol
 from .hub import Hub, Peer, Session, dumps, queued_peer
 
@@ -41,6 +42,19 @@ def hub() -> Hub:
     return current_app.extensions["pinchtab.debug"]
 
 
+def doors(allowed_origins: tuple[str, ...]) -> list[web_origin.Door]:
+    """What the debug bridge takes from pages beyond the server's own: apps from a loopback dev
+    server (``localhost:*``, ``127.0.0.1:*``) or ``debug.allowedOrigins``, and the page SDK's script
+    from anywhere (it holds no data). An agent with a web Origin needs ``server.allowedOrigins``."""
+    listed = frozenset(web_origin.normalize_origin(o) for o in allowed_origins)
+
+    def app_origin(origin: str) -> bool:
+        return web_origin.is_loopback_origin(origin) or web_origin.normalize_origin(origin) in listed
+
+    return [web_origin.Door("/debug", app_origin, when=lambda q: q.get("role", ["app"])[0] != "agent"),
+            web_origin.Door("/debug/sdk.js")]
+
+
 def is_public(req: Any) -> bool:
     """An app joins with the session id as its capability (a page cannot send a bearer token)."""
     return req.path == "/debug" and req.args.get("role", "app") != "agent"
@@ -55,9 +69,6 @@ def admit() -> None:
     session = h.get(request.args.get("sessionId", ""))
     if session is None and h.strict_sessions:
         raise NotFound("unknown debug session", code="session_not_found")
-    if role == "app" and not h.origin_allowed(request.headers.get("Origin")):
-        raise Forbidden("this page's origin may not join debug sessions (debug.allowedOrigins)",
-                        code="origin_not_allowed")
     if not h.acquire_slot():
         raise Unavailable("too many debug connections; try again later", code="too_many_connections",
                           headers={"Retry-After": str(RETRY_AFTER_S)})

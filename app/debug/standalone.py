@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from flask import Flask
 
-from .. import auth, errors
+from .. import auth, errors, web_origin
 from ..config import Config, ConfigError, is_loopback
 from ..jsonprovider import JSONProvider
 from ..local_server import LocalServer
@@ -29,6 +29,7 @@ def create_debug_app(config: Config) -> Flask:
     errors.register(app)
     auth.register(app, config.server.token)
     init_debug(app, api, config, strict_sessions=False)
+    web_origin.install(app, config.server)
     return app
 
 

@@ -16,7 +16,7 @@ from flask import Flask
 
 from cdp.browser import Browser
 
-from .. import errors
+from .. import errors, web_origin
 from ..config import Config
 from ..jsonprovider import JSONProvider
 from ..local_server import LocalServer
@@ -43,6 +43,7 @@ def create_extension_app(relay: Relay, config: Config) -> Flask:
     init_relay(app, relay)
     init_endpoints(app, api, relay.commands, allowed_ids=config.extension.allowed_ids, pairing=relay.pairing_token)
     init_channel(app)   # our extension's way in: a WebSocket instead of a poll and a POST per command
+    web_origin.install(app, config.server)
     return app
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from flask import Flask
 
-from .. import errors
+from .. import errors, web_origin
 from ..config import Config, ConfigError, is_loopback
 from ..jsonprovider import JSONProvider
 from ..local_server import LocalServer
@@ -74,6 +74,7 @@ def create_app(config: Config, commands: CommandQueue, *, pairing: str = "") -> 
     errors.register(app)
     init_endpoints(app, api, commands, allowed_ids=config.extension.allowed_ids, pairing=pairing)
     init_channel(app)   # our extension's way in: a WebSocket instead of a poll and a POST per command
+    web_origin.install(app, config.server)
     return app
 
 

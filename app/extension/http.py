@@ -24,6 +24,7 @@ from typing import Any
 from flask import Flask, Response, current_app, jsonify, request
 from marshmallow import Schema, fields
 
+from .. import web_origin
 from ..errors import APIError, BadRequest, Forbidden, Unauthorized
 from ..openapi import Blueprint
 from .commands import CommandQueue
@@ -31,7 +32,7 @@ from .commands import CommandQueue
 log = logging.getLogger(__name__)
 
 STATE = "pinchtab.extension"
-EXTENSION_SCHEME = "chrome-extension://"
+EXTENSION_SCHEME = web_origin.EXTENSION_SCHEME
 GUARDED = frozenset({"poll", "respond"})  # the view names /poll and /response
 MAX_WAIT_S = 25.0   # a held poll's longest wait (under the 30 s an MV3 worker's fetch may take)
 
@@ -53,6 +54,8 @@ def init_endpoints(app: Flask, api: Any, commands: CommandQueue, *, allowed_ids:
     and /response also need ``Authorization: Bearer <pairing>``."""
     endpoints = Endpoints(commands, tuple(allowed_ids), pairing)
     app.extensions[STATE] = endpoints
+    # The extension's requests carry its chrome-extension:// Origin: the one web origin let in here.
+    web_origin.admit(app, web_origin.Door("/", web_origin.extension_origins(allowed_ids), prefix=True))
     api.register_blueprint(bp, url_prefix=url_prefix or None)
     return endpoints
 
@@ -62,18 +65,17 @@ def endpoints() -> Endpoints:
 
 
 def refusal(method: str, headers: Mapping[str, str], allowed_ids: tuple[str, ...]) -> str | None:
-    """Why a request to /poll or /response is not the extension's (None: it may be)."""
+    """Why a request to /poll or /response is not the extension's (None: it may be). Stricter than
+    the web-origin policy in front of every route: no Origin but an extension's, not even our own
+    (this port serves no pages)."""
     if method == "OPTIONS":
         return "CORS preflights are refused: only the extension may use this endpoint"
     origin = headers.get("Origin")
     if origin is not None:
         if not origin.startswith(EXTENSION_SCHEME):
             return f"requests from {origin[:100]} are refused: only the extension may use this endpoint"
-        extension_id = origin[len(EXTENSION_SCHEME):]
-        if not extension_id or "/" in extension_id:
-            return "a malformed extension origin is refused"
-        if allowed_ids and extension_id not in allowed_ids:
-            return f"extension {extension_id} is not in extension.allowedIds"
+        if not web_origin.extension_origins(allowed_ids)(origin):
+            return f"extension origin {origin[:100]} is malformed or not in extension.allowedIds"
     site = headers.get("Sec-Fetch-Site")
     if site is not None and site != "none":
         return f"a request with Sec-Fetch-Site: {site[:20]} is a web page's, refused"

@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from flask import Flask, Response, g
 
-from .. import activity, auth, errors
+from .. import activity, auth, errors, web_origin
 from ..config import Config, load_config
 from ..jsonprovider import JSONProvider
 from ..openapi import init_api
@@ -97,6 +97,10 @@ def create_server_app(config: Config | None = None, *, client: ManagerClient | N
         app.extensions["pinchtab.activity"] = ActivityLog(activity.server_dir(config.server.state_dir),
                                                           config.observability.activity.retention_days)
     app.wsgi_app = _FrontDoor(app.wsgi_app, dashboard.public_app())  # type: ignore[method-assign]
+    # The dashboard's page and files hold no data (and may not be framed): a link from anywhere may open them.
+    web_origin.admit(app, web_origin.Door("/dashboard", prefix=True))
+    web_origin.admit(app, web_origin.Door("/login"))
+    web_origin.install(app, config.server)  # outermost: a page's request is refused before any work
     if start_watch:
         mirror.start()
     return app

@@ -23,8 +23,11 @@ log = logging.getLogger(__name__)
 
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
                         "trailers", "transfer-encoding", "upgrade"})
-# Host and length are the new request's own; the caller's Authorization is never passed on.
-DROP_REQUEST = HOP_BY_HOP | {"host", "authorization", "content-length", "expect"}
+# Host and length are the new request's own; the caller's Authorization is never passed on. What a
+# browser says of the page that sent the request (Origin, Sec-Fetch-*, its cookie) was judged here
+# (app.web_origin, app.auth): the instance hears from the server, not from a page.
+DROP_REQUEST = HOP_BY_HOP | {"host", "authorization", "content-length", "expect", "origin", "referer", "cookie",
+                             "sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest", "sec-fetch-user"}
 CONNECT_TIMEOUT_S = 2.0
 LOCATE_TIMEOUT_S = 5.0
 

@@ -34,11 +34,11 @@ from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 from werkzeug.wsgi import ClosingIterator
 
-from ... import auth
+from ... import auth, web_origin
 from ...config import Config
 from ...debug import routes as debug_routes
 from ...debug import sockets as debug_sockets
-from ...errors import APIError, BadRequest, Conflict, Forbidden, NotFound, Unavailable
+from ...errors import APIError, BadRequest, Conflict, NotFound, Unavailable
 from ..mirror import InstanceMirror
 from ..state import server_state
 from ..upstream import Upstream
@@ -403,14 +403,13 @@ VIEWS: dict[str, Callable[..., Response]] = {
 @bp.before_request
 def admit() -> None:
     """The checks before the upgrade, as HTTP answers; the instance's connection opens here too."""
-    dbg, config = debug_state(), server_state().config
+    dbg = debug_state()
     role = request.args.get("role", "app")
     if role not in ("app", "agent"):
         raise BadRequest(f"unknown role {role!r}: use app or agent", code="bad_role")
-    origin = request.headers.get("Origin")
-    if role == "app" and config.debug.allowed_origins and (origin or "") not in config.debug.allowed_origins:
-        raise Forbidden("this page's origin may not join debug sessions (debug.allowedOrigins)",
-                        code="origin_not_allowed")
+    # Which pages may open it was judged in front of every route (app.web_origin, our doors); the
+    # app's Origin goes along for the instance's list of apps, an agent's stays here.
+    origin = request.headers.get("Origin") if role == "app" else None
     session_id = request.args.get("sessionId", "")
     instance = _holder(session_id) if session_id else None
     if instance is None:
@@ -634,4 +633,6 @@ def init_app(app: Flask, config: Config) -> None:
     # An app joins with the session id as its capability; the SDK is public, as on the bridge.
     auth.allow_public(app, debug_sockets.is_public)
     auth.allow_public(app, lambda req: req.method in ("GET", "HEAD") and req.path == "/debug/sdk.js")
+    for door in debug_sockets.doors(config.debug.allowed_origins):
+        web_origin.admit(app, door)
     app.extensions.setdefault("pinchtab.on_shutdown", []).append(relays.close_all)
