@@ -1,7 +1,9 @@
 """Files the API writes for its callers: always inside the state dir, always written atomically.
 
 A client-supplied name or path can never leave its folder: it is resolved (symlinks included)
-and proven to stay under the folder before anything is written. A failed write raises
+and proven to stay under the folder before anything is written. What a caller asks to have written
+(``output=file``, exports, recordings) goes under ``<stateDir>/outputs/`` alone, so no request can
+replace the config, saved state, sessions or activity logs that live beside it. A failed write raises
 :class:`~app.errors.StorageError` (mapped to 507 in one place), naming the file, not where it lives.
 """
 from __future__ import annotations
@@ -29,15 +31,19 @@ def inside(base: Path, requested: str | None, default_name: str) -> Path:
     candidate = Path(name)
     target = (candidate if candidate.is_absolute() else root / candidate).resolve()
     if target == root or root not in target.parents:
-        raise BadRequest(f"invalid output path: {name!r} is outside the state dir", code="invalid_output_path",
+        raise BadRequest(f"invalid output path: {name!r} is outside {base.name}/", code="invalid_output_path",
                          details={"field": "path"})
     return target
 
 
+OUTPUTS = "outputs"   # the one folder of the state dir that callers write to
+
+
 def output_file(state_dir: Path, requested: str, default_name: str) -> Path:
-    """Where ``output=file`` writes: ``requested`` or ``default_name``, inside the state dir and not
-    a directory (checked before the work, so a bad path costs nothing)."""
-    target = inside(state_dir, requested or None, default_name)
+    """Where ``output=file`` writes: ``requested`` (taken relative to ``<state_dir>/outputs``) or
+    ``default_name``, inside that folder and not a directory (checked before the work, so a bad path
+    costs nothing)."""
+    target = inside(state_dir / OUTPUTS, requested or None, default_name)
     try:
         is_dir = target.is_dir() or requested.endswith("/")
     except OSError as exc:  # a name too long for the file system, say

@@ -12,12 +12,12 @@ Three things differ from webargs' stock Flask parser:
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from marshmallow import Schema, ValidationError
 from webargs.flaskparser import FlaskParser
 
+from . import untrusted_json
 from .errors import BadRequest
 
 
@@ -29,7 +29,7 @@ class Parser(FlaskParser):
         if not raw.strip():
             return {}
         try:
-            data = json.loads(raw)
+            data = untrusted_json.loads(raw)
         except ValueError:
             raise BadRequest("invalid JSON body", code="bad_json") from None
         if not isinstance(data, dict):

@@ -20,10 +20,15 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
+from . import untrusted_json
+
 CIPHER = "AES-256-GCM"
 # scrypt's cost: about 0.1 s and 32 MiB per save or load, which makes guessing a passphrase slow.
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**15, 8, 1
-MAX_SCRYPT_N = 2**20  # a file asking for more is refused, not obeyed (it could exhaust the memory)
+# A file asking for more is refused, not obeyed: scrypt takes 128 * n * r bytes (n = 2**20 with r = 32
+# is 4 GiB) and p times the work. Twice our own cost is the bound, whoever wrote the file.
+MAX_SCRYPT_BYTES = 2 * 128 * SCRYPT_N * SCRYPT_R
+MAX_SCRYPT_WORK = 2 * 128 * SCRYPT_N * SCRYPT_R * SCRYPT_P
 SALT_BYTES, NONCE_BYTES = 16, 12
 CLEAR_FIELDS = ("version", "name", "savedAt")
 
@@ -85,8 +90,10 @@ def unseal(envelope: dict[str, Any], passphrase: str) -> dict[str, Any]:
         raise BadEnvelope("unknown key derivation")
     n, r, p = kdf.get("n"), kdf.get("r"), kdf.get("p")
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (n, r, p)) \
-            or not (2 <= n <= MAX_SCRYPT_N and n & (n - 1) == 0 and 1 <= r <= 32 and 1 <= p <= 16):
-        raise BadEnvelope("key derivation parameters out of range")
+            or not (2 <= n and n & (n - 1) == 0 and 1 <= r and 1 <= p and 128 * n * r <= MAX_SCRYPT_BYTES
+                    and 128 * n * r * p <= MAX_SCRYPT_WORK):
+        raise BadEnvelope("key derivation parameters out of range (they would take more memory or time than "
+                          "Pinchtab's own)")
     salt, nonce, data = _unb64(kdf.get("salt"), "salt"), _unb64(sealed.get("nonce"), "nonce"), \
         _unb64(sealed.get("data"), "data")
     if len(nonce) != NONCE_BYTES:
@@ -96,7 +103,7 @@ def unseal(envelope: dict[str, Any], passphrase: str) -> dict[str, Any]:
     except InvalidTag:
         raise WrongKey("the key does not open this state (a different key, or the file was changed)") from None
     try:
-        record = json.loads(plain.decode("utf-8"))
+        record = untrusted_json.loads(plain.decode("utf-8"))
     except ValueError:
         raise BadEnvelope("the sealed contents are not JSON") from None
     if not isinstance(record, dict):

@@ -20,7 +20,7 @@ def send_wait(port: int, tab_id: str) -> socket.socket:
     """A raw connection that sent a ``POST /wait`` on ``tab_id`` (its answer never read)."""
     body = json.dumps({"selector": "#never-there", "timeout": WAIT_MS, "tabId": tab_id}).encode()
     sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-    sock.sendall(b"POST /wait HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    sock.sendall(b"POST /wait HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                  b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
     return sock
 

@@ -57,13 +57,20 @@ def test_dockerfile_runs_as_non_root_with_a_healthcheck():
     assert "apk add" in text and "chromium" in text
 
 
+# The one setting a deployment behind nginx needs: the name its users reach it by (app.web_origin).
+TEAM_HOST = "pinchtab.team.test"
+
+
 class Gunicorn(ServerSubprocess):
-    """``gunicorn -c deploy/gunicorn.conf.py wsgi:app``, as a deployment runs it."""
+    """``gunicorn -c deploy/gunicorn.conf.py wsgi:app``, as a deployment runs it, with the team's name
+    in ``server.allowedHosts``."""
 
     def __init__(self, tmp_path: Path) -> None:
         port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("PINCHTAB_")}
         env["HOME"] = str(tmp_path)
+        (tmp_path / ".pinchtab").mkdir(exist_ok=True)
+        (tmp_path / ".pinchtab" / "config.json").write_text(f'{{"server": {{"allowedHosts": ["{TEAM_HOST}"]}}}}')
         super().__init__([sys.executable, "-m", "gunicorn", "-c", str(DEPLOY / "gunicorn.conf.py"),
                           "--bind", f"127.0.0.1:{port}", "wsgi:app"], port=port, env=env, cwd=ROOT,
                          log_path=tmp_path / "gunicorn.log", name="gunicorn", stop_timeout_s=20)
@@ -148,6 +155,18 @@ def test_nginx_in_front_passes_the_api_through(nginx_in_front, site):
     assert shot.headers["Content-Type"] == "image/png" and shot.content[:8] == b"\x89PNG\r\n\x1a\n"
     bad = requests.post(base + "/action", json={"kind": "zap"}, timeout=10)
     assert bad.status_code == 400 and bad.json()["code"] == "bad_request"  # our errors, not nginx's pages
+    # Reached by the team's name (nginx passes the client's Host on): served once the name is
+    # allowed, and the dashboard's same-origin calls with it; any other name is refused.
+    team = {"Host": TEAM_HOST}
+    assert requests.get(base + "/tabs", headers=team, timeout=10).status_code == 200
+    same = requests.post(base + "/navigate", json={"url": site.url("form.html")}, timeout=30,
+                         headers={**team, "Origin": f"http://{TEAM_HOST}", "Sec-Fetch-Site": "same-origin"})
+    assert same.status_code == 200, same.text
+    other = requests.get(base + "/tabs", headers={"Host": "rebound.test"}, timeout=10)
+    assert other.status_code == 403 and other.json()["code"] == "host_not_allowed"
+    page = requests.post(base + "/navigate", json={"url": site.url("form.html")}, timeout=10,
+                         headers={**team, "Origin": "http://127.0.0.1:8000", "Sec-Fetch-Site": "cross-site"})
+    assert page.status_code == 403 and page.json()["code"] == "origin_not_allowed"
 
 
 def test_nginx_in_front_of_pinchtab_server_streams_events(tmp_path, server_process, site):

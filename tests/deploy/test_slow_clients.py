@@ -19,8 +19,8 @@ pytestmark = pytest.mark.timeout(180)
 STALLED = 100
 TIMEOUT_S = 2  # server.headerTimeoutSec and server.bodyTimeoutSec in the tests' config
 CONFIG = {"server": {"headerTimeoutSec": TIMEOUT_S, "bodyTimeoutSec": TIMEOUT_S}}
-HALF_HEAD = b"GET /health HTTP/1.1\r\nHost: x"  # no end of line, no empty line: the head never ends
-HALF_BODY = b"POST /navigate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"u"
+HALF_HEAD = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1"  # no end of line, no empty line: the head never ends
+HALF_BODY = b"POST /navigate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"u"
 
 
 def closed_by_server(sock: socket.socket) -> bool:
@@ -87,7 +87,7 @@ def test_a_big_body_that_stalls_is_answered_408(bridge_process, tmp_path):
     bp = bridge_process(env={"PINCHTAB_CONFIG": str(config)})
     bp.wait_healthy()
     sock = socket.create_connection(("127.0.0.1", bp.port), timeout=TIMEOUT_S + 10)
-    sock.sendall(b"POST /navigate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    sock.sendall(b"POST /navigate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                  b"Content-Length: 2000000\r\n\r\n{\"url\": \"")
     sent = time.monotonic()
     answer = b""

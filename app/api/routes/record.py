@@ -111,7 +111,7 @@ def _file_for(name: str, fmt: str) -> Path:
                          details={"field": "file"})
     if name and not name.lower().endswith(f".{fmt}"):
         name = f"{name}.{fmt}"
-    return output_file(state().config.server.state_dir / "recordings", name, f"recording-{stamp()}.{fmt}")
+    return output_file(state().config.server.state_dir, name and f"recordings/{name}", f"recordings/recording-{stamp()}.{fmt}")
 
 
 @bp.route("/record/start", methods=["POST"])

@@ -25,7 +25,7 @@ from cdp.navigation import page_info
 from cdp.page import evaluate
 from cdp.tab import Tab
 
-from ... import state_cipher
+from ... import state_cipher, untrusted_json
 from ...errors import APIError, BadRequest, NotFound, disabled
 from ...files import contained, entries, inside, read_contained, stamp, write_atomic
 from ...openapi import Blueprint, ErrorSchema
@@ -90,12 +90,23 @@ def _saved_at(record: dict[str, Any], path: Path) -> float:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        record = json.loads(read_contained(sessions_dir(), path).decode("utf-8"))
-    except (OSError, ValueError) as exc:
-        raise APIError(f"state file {path.name} cannot be read: {exc}", status=500, code="state_corrupt") from None
+        raw = read_contained(sessions_dir(), path)
+    except OSError as exc:
+        raise APIError(f"state file {path.name} cannot be read: {exc}", status=500, code="state_unreadable") from None
+    # What the file holds is not ours to vouch for (a user or another program may have put it there):
+    # a bad one is the request's problem (422), not a server fault.
+    try:
+        record = untrusted_json.loads(raw.decode("utf-8"))
+    except ValueError as exc:   # UnicodeDecodeError too
+        raise corrupt(path, str(exc)) from None
     if not isinstance(record, dict):
-        raise APIError(f"state file {path.name} is not a JSON object", status=500, code="state_corrupt")
+        raise corrupt(path, "not a JSON object")
     return record
+
+
+def corrupt(path: Path, why: str) -> APIError:
+    return APIError(f"state file {path.name} cannot be read: {why}", status=422, code="state_corrupt",
+                    details={"name": path.stem})
 
 
 def _states() -> list[tuple[str, Path]]:
@@ -141,7 +152,7 @@ def _opened(path: Path, record: dict[str, Any]) -> dict[str, Any]:
                          "key, or the file was changed)", code="bad_state_key",
                          details={"name": path.stem, "setting": "security.stateEncryptionKey"}) from None
     except state_cipher.BadEnvelope as exc:
-        raise APIError(f"state file {path.name} cannot be read: {exc}", status=500, code="state_corrupt") from None
+        raise corrupt(path, str(exc)) from None
 
 
 @bp.route("/state/save", methods=["POST"])
@@ -193,6 +204,7 @@ def live(req: dict[str, Any]) -> Response:
 @before_reading(_enabled)
 @bp.arguments(StateLoadSchema)
 @bp.response(200, StateLoadedResponse)
+@bp.alt_response(422, schema=ErrorSchema, description="the state file is corrupt or asks for too much")
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
 def load(req: dict[str, Any]) -> Response:
     """Restore a saved state (exact name or prefix, newest wins)."""
@@ -246,6 +258,7 @@ def _iso(ts: float) -> str:
 @before_reading(_enabled)
 @bp.arguments(StateNameQuerySchema, location="query")
 @bp.response(200, StateRecordResponse)
+@bp.alt_response(422, schema=ErrorSchema, description="the state file is corrupt or asks for too much")
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
 def show(req: dict[str, Any]) -> Response:
     """One saved state, cookie values masked unless reveal=true."""

@@ -39,7 +39,7 @@ from cdp.tab import Tab
 
 from ... import netguard
 from ...errors import APIError, BadRequest, disabled
-from ...files import inside, stamp, write_atomic
+from ...files import inside, output_file, stamp, write_atomic
 from ...openapi import BINARY, Blueprint, ErrorSchema, tab_route
 from ...parser import parser, with_path_tab
 from ..responses import DownloadResponse, DownloadSavedResponse, UploadResponse
@@ -319,7 +319,7 @@ def download(req: dict[str, Any], tab_id: str | None) -> Response:
     out_path = None
     if req["output"] == "file":
         default = f"{DOWNLOADS}/{stamp()}-{safe_name(urlsplit(url).path, 'download')}"
-        out_path = inside(st.config.server.state_dir, req["path"] or None, default)
+        out_path = output_file(st.config.server.state_dir, req["path"], default)
     browser = st.ensure(caller())
     max_bytes = sec.download_max_bytes
     # A throwaway tab of the same browser (its cookies), so the caller's page is left as it is.

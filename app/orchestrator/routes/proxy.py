@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -22,6 +21,7 @@ from flask import Blueprint, Flask, Response, g, request
 from werkzeug.datastructures import Headers
 from werkzeug.routing import Rule
 
+from ... import untrusted_json
 from ...config import Config
 from ...errors import NotFound, Unavailable
 from ...openapi import openapi_path
@@ -155,7 +155,7 @@ def peek_tab_id(body: Any) -> str | None:
     if not isinstance(body, bytes) or len(body) > PEEK_BODY_MAX or not body.lstrip().startswith(b"{"):
         return None
     try:
-        tab = json.loads(body).get("tabId")
+        tab = untrusted_json.loads(body).get("tabId")
     except (ValueError, AttributeError):
         return None
     return tab if isinstance(tab, str) and tab else None

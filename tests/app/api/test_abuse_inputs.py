@@ -156,6 +156,13 @@ def test_out_of_range_numbers_are_refused_naming_the_field(client, body, field):
     assert r.status_code == 400 or not r.json["results"][0]["success"], r.json
 
 
+def test_json_nested_past_the_parsers_depth_is_a_400_not_a_500(client):
+    deep = "[" * 200_000 + "]" * 200_000
+    for route in ("/navigate", "/action", "/actions"):
+        r = client.post(route, data=deep, content_type="text/plain")
+        assert r.status_code == 400 and r.json["code"] == "bad_json", (route, r.json)
+
+
 def test_nan_and_infinity_are_refused(client):
     for raw in ("NaN", "Infinity", "-Infinity"):
         data = f'{{"kind": "mouse-wheel", "x": 5, "y": 5, "deltaY": {raw}}}'

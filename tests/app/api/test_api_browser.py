@@ -511,6 +511,26 @@ def test_snapshot_to_a_file_stays_inside_the_state_dir(app_factory, site, tmp_pa
         assert r.status_code == 400 and r.json["code"] == "invalid_output_path", bad
 
 
+def test_output_files_never_replace_what_pinchtab_keeps(app_factory, site, tmp_path):
+    # A page could once rewrite the config with <img src=".../screenshot?output=file&path=config.json">.
+    state = (tmp_path / ".pinchtab").resolve()
+    state.mkdir(exist_ok=True)
+    kept = {"config.json": b'{"server": {}}', "sessions/agents.json": b"[]", "activity/2026-11-27.jsonl": b"{}\n"}
+    for name, data in kept.items():
+        (state / name).parent.mkdir(parents=True, exist_ok=True)
+        (state / name).write_bytes(data)
+    client = app_factory().test_client()
+    nav(client, site.url("form.html"))
+    for route in ("/screenshot?output=file&path=", "/snapshot?output=file&path=", "/pdf?output=file&path="):
+        r = client.get(route + "config.json")
+        assert r.status_code == 200 and r.json["path"] == str(state / "outputs" / "config.json"), r.json
+        for bad in ("../config.json", str(state / "config.json"), "../sessions/agents.json",
+                    "../activity/2026-11-27.jsonl"):
+            r = client.get(route + bad)
+            assert r.status_code == 400 and r.json["code"] == "invalid_output_path", (route, bad)
+    assert {name: (state / name).read_bytes() for name in kept} == kept
+
+
 def test_tabs_show_titles_as_the_page_has_them_and_closed_tabs_stay_gone(client, site):
     tab = nav(client, site.url("table.html"))["tabId"]
     listed = {t["id"]: t for t in client.get("/tabs").json["tabs"]}

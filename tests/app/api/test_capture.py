@@ -53,7 +53,7 @@ def test_capture_pairs_a_screenshot_with_an_interactive_snapshot_of_the_same_doc
     image = cap["image"]
     assert image["coordinateSpace"] == "viewport" and image["format"] == "jpeg"
     path = Path(image["path"])  # output=file is the default, under the state dir
-    assert path.is_relative_to((tmp_path / ".pinchtab").resolve() / "captures")
+    assert path.is_relative_to((tmp_path / ".pinchtab").resolve() / "outputs" / "captures")
     assert path.read_bytes()[:3] == b"\xff\xd8\xff" and image["bytes"] == path.stat().st_size
     nodes = {n["name"]: n for n in cap["snapshot"]["nodes"]}
     assert cap["snapshot"]["filter"] == "interactive" and cap["snapshot"]["nodeCount"] == len(cap["snapshot"]["nodes"])

@@ -166,7 +166,7 @@ def test_strict_mode_refuses_every_read_of_an_injection_page(app_factory: Any, s
         assert r.json["code"] == "idpi_blocked" and r.json["error"].startswith(SCANNER_REFUSAL), route
         assert r.json["details"]["setting"] == "security.idpi.strictMode"
         assert r.json["details"]["score"] >= r.json["details"]["threshold"] == 30
-    pdfs = client.application.extensions["pinchtab"].config.server.state_dir / "pdfs"
+    pdfs = client.application.extensions["pinchtab"].config.server.state_dir / "outputs" / "pdfs"
     assert not list(pdfs.glob("*.pdf"))  # a refused page is never written
     # A clean page reads as ever, with no warning.
     clean_tab = nav(client, site.url("idpi_clean.html"))

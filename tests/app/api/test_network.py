@@ -162,7 +162,7 @@ def test_har_export_to_a_file_in_the_state_dir(app: Any, client: Any, site: Any)
     _settled(client, tab_id)
     r = client.get(f"/network/export?tabId={tab_id}&output=file&path=exports/run.har")
     assert r.status_code == 200 and r.json["format"] == "har" and r.json["entries"] >= 5
-    saved = app.extensions["pinchtab.config"].server.state_dir / "exports" / "run.har"
+    saved = app.extensions["pinchtab.config"].server.state_dir / "outputs" / "exports" / "run.har"
     assert len(json.loads(saved.read_text())["log"]["entries"]) == r.json["entries"]
     for bad in ("../escape.har", "exports/", "x" * 300 + ".har"):
         r = client.get(f"/network/export?tabId={tab_id}&output=file&path={bad}")
@@ -233,7 +233,7 @@ def test_a_streamed_export_writes_its_har_when_it_ends(app: Any, client: Any, si
     _shutdown(app)
     kind, done = next(events)
     assert (kind, done["entries"], done["reason"]) == ("done", 2, "shutdown")
-    saved = json.loads((app.extensions["pinchtab.config"].server.state_dir / "exports" / "live.har").read_text())
+    saved = json.loads((app.extensions["pinchtab.config"].server.state_dir / "outputs" / "exports" / "live.har").read_text())
     assert sorted(e["request"]["url"][-3:] for e in saved["log"]["entries"]) == ["n=1", "n=2"]
     resp.close()
 

@@ -241,7 +241,7 @@ def test_pdf_as_base64_raw_bytes_and_from_a_post_body(client, site):
 # --- files ------------------------------------------------------------------------------------------
 def test_pdf_and_screenshot_files_stay_inside_the_state_dir(client, site, tmp_path):
     nav(client, site.url("reads_inspect.html"))
-    root = state_dir(tmp_path)
+    root = state_dir(tmp_path) / "outputs"
 
     def check_file(out: dict, folder: str, magic: bytes, fmt: str) -> Path:
         path = Path(out["path"])
@@ -267,7 +267,7 @@ def test_pdf_and_screenshot_files_stay_inside_the_state_dir(client, site, tmp_pa
     for route in ("/pdf", "/screenshot"):
         for bad in ("../escape.pdf", str(outside), "/etc/pinchtab.pdf", "pdfs/../../escape.pdf"):
             r = client.get(route, query_string={"output": "file", "path": bad})
-            assert_error(r, 400, "invalid_output_path", "outside the state dir")
+            assert_error(r, 400, "invalid_output_path", "is outside outputs/")
     assert_error(client.get("/pdf?output=file&path=pdfs"), 400, "invalid_output_path", "directory")
     assert_error(client.get("/screenshot?output=file&path=screenshots"), 400, "invalid_output_path", "directory")
     assert not outside.exists() and not (tmp_path / "escape.pdf").exists()

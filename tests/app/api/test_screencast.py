@@ -234,7 +234,7 @@ def record(client, **body: Any) -> dict[str, Any]:
 def test_a_recording_is_a_webm_file_chromium_plays(recorder, tmp_path):
     saved = record(recorder, scale=0.5)
     path = Path(saved["path"])
-    assert path.parent == (tmp_path / ".pinchtab").resolve() / "recordings" and path.suffix == ".webm"
+    assert path.parent == (tmp_path / ".pinchtab").resolve() / "outputs" / "recordings" and path.suffix == ".webm"
     data = path.read_bytes()
     assert saved["status"] == "saved" and saved["format"] == "webm" and saved["size"] == len(data)
     assert saved["frames"] >= 5 and saved["durationMs"] >= 400

@@ -221,6 +221,23 @@ def test_encryption_without_a_key_is_refused_with_a_reason(app, client, site):
     assert not sessions(app).exists() or os.listdir(sessions(app)) == []
 
 
+def test_a_planted_file_cannot_ask_scrypt_for_gigabytes(app_factory):
+    import time
+
+    from app import state_cipher
+
+    app = app_factory(**{"security.allowStateExport": True, "security.stateEncryptionKey": "k" * 16})
+    client = app.test_client()
+    sealed = state_cipher.seal({"version": 1, "name": "planted", "savedAt": "2026-11-27T00:00:00Z"}, "k" * 16)
+    sealed["sealed"]["kdf"].update(n=2**20, r=32)   # 4 GiB of memory, were it obeyed
+    sessions(app).mkdir(parents=True, exist_ok=True)
+    (sessions(app) / "planted.json").write_text(json.dumps(sealed))
+    started = time.monotonic()
+    r = client.post("/state/load", json={"name": "planted"})
+    assert r.status_code == 422 and r.json["code"] == "state_corrupt" and "out of range" in r.json["error"], r.json
+    assert time.monotonic() - started < 2
+
+
 def test_state_routes_are_off_by_default(app_factory):
     client = app_factory().test_client()
     for method, url in (("post", "/state/save"), ("post", "/state/load"), ("get", "/state/list"),

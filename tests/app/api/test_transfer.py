@@ -357,11 +357,11 @@ def test_download_raw_and_to_a_file(dl_factory, fx):
     saved = Path(r.json["path"])
     assert r.json["status"] == "saved" and r.json["size"] == len(BINARY)
     assert r.json["contentType"] == "application/octet-stream"
-    assert saved.parent == state_dir(app) / "downloads" and saved.read_bytes() == BINARY
+    assert saved.parent == state_dir(app) / "outputs" / "downloads" and saved.read_bytes() == BINARY
     assert stat.S_IMODE(saved.stat().st_mode) == 0o600
 
     r = download(client, fx("/hello.txt"), output="file", path="mine/hello.txt")
-    assert r.status_code == 200 and (state_dir(app) / "mine" / "hello.txt").read_bytes() == b"hello from fixtures\n"
+    assert r.status_code == 200 and (state_dir(app) / "outputs" / "mine" / "hello.txt").read_bytes() == b"hello from fixtures\n"
     for bad in ("../../escape.txt", "/var/escape.txt"):
         r = download(client, fx("/hello.txt"), output="file", path=bad)
         assert r.status_code == 400 and r.json["code"] == "invalid_output_path", bad
