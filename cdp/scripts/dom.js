@@ -84,7 +84,7 @@
 
   // Readable text: the main article if there is one, else the body without page chrome.
   pt.readable = () => {
-    const main = [...document.querySelectorAll('article, [role=main], main')].find(visible);
+    const main = [...document.querySelectorAll('main, [role=main]')].find(visible);
     if (main) return tidy(main.innerText || '');
     if (!document.body) return '';
     // innerText needs layout, so measure the live body and subtract the noise blocks' text.
@@ -93,6 +93,14 @@
       const t = el.innerText;
       if (t && t.trim()) text = text.replace(t, '');
     }
+    // An article stands for the page only when it holds most of its text (a post). A feed's,
+    // an index's or search results' several articles are the page's content together.
+    let article = '';
+    for (const el of document.querySelectorAll('article')) {
+      const t = visible(el) ? el.innerText || '' : '';
+      if (t.trim().length > article.trim().length) article = t;
+    }
+    if (article && article.trim().length * 2 > text.trim().length) return tidy(article);
     return tidy(text);
   };
 

@@ -289,3 +289,15 @@ def test_screenshot_of_one_element(client, site):
     assert shot["format"] == "jpeg" and base64.b64decode(shot["base64"])[:3] == b"\xff\xd8\xff"
     assert_error(client.get("/screenshot?selector=%23nope"), 404, "element_not_found")
     assert_error(client.get("/screenshot?selector=%23hidden"), 400, "action_failed", "no box")
+
+
+def test_readable_text_is_the_main_content_not_the_first_of_several_articles(client, site):
+    client.post("/navigate", json={"url": site.url("text_feed.html")})
+    feed = client.get("/text").json["text"]
+    assert all(word in feed for word in ("ravens", "herons", "owls", "Latest posts")), feed
+    assert "Copyright footer" not in feed and "Topics" not in feed
+    client.post("/navigate", json={"url": site.url("text_post.html")})
+    post = client.get("/text").json["text"]
+    assert "migration of ravens" in post and "second paragraph" in post
+    assert "teaser" not in post and "Copyright footer" not in post and "nice." not in post
+
