@@ -96,8 +96,8 @@ def relay_snapshots(chrome: ExtensionBrowser, base: str, work: Path, args: argpa
     home = work / "relay"
     home.mkdir()
     api_port, ext_port = free_port(), free_port()
-    pairing = subprocess.run(pinchtab("extension", "pair"), env=env_for(home), cwd=ROOT, capture_output=True,
-                             text=True, timeout=60, check=True).stdout.strip()
+    pairing = json.loads(subprocess.run(pinchtab("extension", "pair", "--json"), env=env_for(home), cwd=ROOT,
+                                        capture_output=True, text=True, timeout=60, check=True).stdout)["pairingToken"]
     relay = ServerSubprocess(pinchtab("bridge", "--extension", "--extension-port", str(ext_port)), port=api_port,
                              env=env_for(home, PINCHTAB_PORT=str(api_port)), cwd=ROOT, log_path=home / "bridge.log",
                              name="relay bridge")

@@ -36,20 +36,35 @@ def _bridge_parser(sub: argparse._SubParsersAction) -> None:
 def _extension_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("extension", help="the Pinchtab extension: where it is, its pairing token",
                        description="`path` prints the extension's folder (load it unpacked in chrome://extensions); "
-                                   "`pair` prints the pairing token to set in its options (created on first use).")
+                                   "`pair` prints what to set in its options: the pairing token (created on first "
+                                   "use) and the address it connects to, the extension port (not the API's).")
     p.add_argument("action", choices=("path", "pair"))
+    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                   help="pair: print {pairingToken, extensionUrl}")
     p.set_defaults(run=run_extension)
 
 
 def run_extension(args: argparse.Namespace) -> int:
+    import json
     from importlib import resources
 
     from ..extension import pairing
+    from ..extension.daemon import default_port
 
     if args.action == "path":
         print(resources.files("app.extension").joinpath("static"))
+        return 0
+    token = pairing.load_or_create(load_config().server.state_dir)
+    # The extension's own port (the daemon's, or `bridge --extension`'s), never the API's: a person
+    # pasting the API address into the options page would pair with nothing.
+    url = f"http://127.0.0.1:{default_port()}"
+    if getattr(args, "json", False):
+        print(json.dumps({"pairingToken": token, "extensionUrl": url}))
     else:
-        print(pairing.load_or_create(load_config().server.state_dir))
+        print(f"pairing token:      {token}")
+        print(f"extension address:  {url}  (the extension port, 19222 unless --extension-port or "
+              "SAK_BROWSER_PORT says otherwise; not the API port)")
+        print("Paste both into the extension's options (its \"Extension port address\" and \"Pairing token\").")
     return 0
 
 

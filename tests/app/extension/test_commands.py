@@ -248,6 +248,28 @@ def test_a_passed_check_lets_the_command_go() -> None:
     assert preflight.verdict(click(1), {"success": True, "data": {"exists": True, "count": 2}}) is None
 
 
+def query(mode: str | None = None) -> dict:
+    data = {"selector": "div[[", "options": {}} | ({"mode": mode} if mode else {})
+    return {"type": "query", "data": data, "requestId": 9}
+
+
+def test_a_query_with_invalid_css_fails_with_the_reason_whatever_its_mode() -> None:
+    invalid = {"success": True, "data": None}   # what the original extension answers for div[[
+    for mode in (None, "list", "text", "value", "html", "exists"):
+        command = query(mode)
+        assert preflight.check_query(command, "c")["data"] == {"selector": "div[[", "mode": "exists", "options": {}}
+        assert preflight.verdict(command, invalid) == {"requestId": 9, "success": False,
+                                                       "error": "Invalid selector: div[["}, mode
+    assert preflight.check_query(query("page_text"), "c") is None   # no selector is used
+
+
+def test_a_valid_query_goes_ahead_and_an_exists_query_is_answered_by_its_check() -> None:
+    none_found = {"requestId": "c", "success": True, "data": {"exists": False, "count": 0}}
+    assert preflight.verdict(query("text"), none_found) is None
+    assert preflight.verdict(query(), none_found) is None
+    assert preflight.verdict(query("exists"), none_found) == {**none_found, "requestId": 9}
+
+
 def test_a_held_poll_takes_a_command_submitted_while_it_waits(clock: FakeClock) -> None:
     q = make_queue(clock)
     got: list[dict | None] = []

@@ -153,7 +153,7 @@ def test_the_original_cli_and_extension_round_trip_with_a_numeric_request_id(
 def test_several_commands_on_one_connection_are_answered_in_the_order_they_finish(
         daemon: Daemon, extension: Extension) -> None:
     with connect(daemon.sockets.path) as s:
-        s.sendall(b"".join(json.dumps({"type": "query", "data": {"selector": f"#{i}"}, "requestId": i}).encode()
+        s.sendall(b"".join(json.dumps({"type": "query", "data": {"selector": "body", "mode": "page_text"}, "requestId": i}).encode()
                            + b"\n" for i in (1, 2, 3)))
         assert [extension.take()["requestId"] for _ in range(3)] == [1, 2, 3]  # first in, first out
         for rid in (3, 1, 2):
@@ -384,6 +384,24 @@ def test_an_invalid_selector_fails_for_the_original_cli_too(
     check = extension.take()
     extension.respond({"requestId": check["requestId"], "success": True, "data": None})
     assert answer.result(10) == {"requestId": 77, "success": False, "error": "Invalid selector: a["}
+
+
+def test_a_query_with_invalid_css_fails_with_the_reason_and_a_valid_one_is_answered(
+        daemon: Daemon, extension: Extension, pool: ThreadPoolExecutor) -> None:
+    bad: Future = pool.submit(original_cli, daemon.sockets.path,
+                              {"type": "query", "data": {"selector": "div[[", "mode": "exists", "options": {}},
+                               "requestId": 31})
+    check = extension.take()
+    extension.respond({"requestId": check["requestId"], "success": True, "data": None})  # as the original answers
+    assert bad.result(10) == {"requestId": 31, "success": False, "error": "Invalid selector: div[["}
+    good: Future = pool.submit(original_cli, daemon.sockets.path,
+                               {"type": "query", "data": {"selector": "h1", "mode": "text"}, "requestId": 32})
+    check = extension.take()
+    extension.respond({"requestId": check["requestId"], "success": True, "data": {"exists": True, "count": 1}})
+    query = extension.take()
+    assert query["requestId"] == 32
+    extension.respond({"requestId": 32, "success": True, "data": "Title"})
+    assert good.result(10) == {"requestId": 32, "success": True, "data": "Title"}
 
 
 def test_a_click_whose_selector_matches_goes_out_after_the_check(

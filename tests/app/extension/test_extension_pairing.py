@@ -24,7 +24,7 @@ def test_matching_is_exact_and_an_empty_token_matches_nothing():
 
 def test_cli_prints_the_extension_folder_and_the_pairing_token(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HOME", str(tmp_path))
-    for name in ("PINCHTAB_CONFIG", "PINCHTAB_STATE_DIR"):
+    for name in ("PINCHTAB_CONFIG", "PINCHTAB_STATE_DIR", "SAK_BROWSER_PORT"):
         monkeypatch.delenv(name, raising=False)
     assert cli.main(["extension", "path"]) == 0
     folder = Path(capsys.readouterr().out.strip())
@@ -32,5 +32,10 @@ def test_cli_prints_the_extension_folder_and_the_pairing_token(tmp_path, monkeyp
     assert manifest["manifest_version"] == 3 and manifest["background"]["service_worker"] == "service_worker.js"
     assert {"debugger", "storage", "alarms", "tabGroups"} <= set(manifest["permissions"])
     assert cli.main(["extension", "pair"]) == 0
-    token = capsys.readouterr().out.strip()
-    assert token == pairing.token_path(tmp_path / ".pinchtab").read_text().strip()
+    shown = capsys.readouterr().out
+    token = pairing.token_path(tmp_path / ".pinchtab").read_text().strip()
+    # Both things the options page asks for, the address being the extension port, not the API's.
+    assert f"pairing token:      {token}" in shown and "extension address:  http://127.0.0.1:19222" in shown
+    assert "9867" not in shown.split("not the API port")[0]
+    assert cli.main(["extension", "pair", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"pairingToken": token, "extensionUrl": "http://127.0.0.1:19222"}

@@ -7,6 +7,7 @@ through the server's proxy to that Chrome. Pinchtab never uses a debugging port 
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -64,9 +65,9 @@ def pair_command(server: ServerProcess) -> str:
     """What `pinchtab extension pair` prints, run as the server's user with the server's config."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PINCHTAB_", "BRIDGE_"))}
     env.update(HOME=str(server.home), PINCHTAB_CONFIG=str(server.config_path))
-    done = subprocess.run([sys.executable, "-m", "app.clients.cli", "extension", "pair"], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=30, check=True)
-    return done.stdout.strip()
+    done = subprocess.run([sys.executable, "-m", "app.clients.cli", "extension", "pair", "--json"], env=env,
+                          cwd=ROOT, capture_output=True, text=True, timeout=30, check=True)
+    return json.loads(done.stdout)["pairingToken"]
 
 
 def reachable(url: str) -> bool:
