@@ -295,15 +295,20 @@ def _terminal(repl: bool) -> Iterator[None]:
 # --- connect
 
 def run_connect(args: argparse.Namespace) -> int:
-    """``pinchtab debug connect``: serve one session and be its local agent."""
-    from ..debug.hub import queued_peer
+    """``pinchtab debug connect``: serve one session and be its local agent.
+
+    Without ``--session`` the session id is a new random one (printed in the first line): the id is
+    what admits an app, and the original's ``default`` is the first one any page would try.
+    """
+    from ..debug.hub import new_session_id, queued_peer
     from ..debug.standalone import StandaloneServer
 
     as_json = bool(getattr(args, "json", False))
     logging.getLogger("werkzeug").setLevel(logging.WARNING)   # a request line per connection is noise here
     config = load_config()
+    session_id: str = args.session or new_session_id()
     try:
-        server = StandaloneServer(config, args.host, args.port, args.session)
+        server = StandaloneServer(config, args.host, args.port, session_id)
     except OSError as exc:
         print(f"pinchtab: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
@@ -314,10 +319,11 @@ def run_connect(args: argparse.Namespace) -> int:
     hub, session = server.hub, server.session
     # Never cut loose: this agent is the process itself. Its outbox stays bounded (the oldest go and
     # the printer says how many), and at shutdown the process ends anyway.
-    peer = queued_peer("agent", "cli", wake.set, lambda code, reason: None, {"kind": "cli"})
+    peer = queued_peer("agent", "cli", wake.set, lambda code, reason: None, {"kind": "cli"},
+                       max_bytes=hub.outbox_bytes)
     assert peer.outbox is not None
     box = peer.outbox
-    term = Console(out, args.session, lambda cmd: hub.from_agent(session, peer, dumps(cmd)))
+    term = Console(out, session_id, lambda cmd: hub.from_agent(session, peer, dumps(cmd)))
 
     def print_loop() -> None:
         try:
@@ -340,7 +346,7 @@ def run_connect(args: argparse.Namespace) -> int:
         try:
             hub.join(session, peer)   # first: whoever connects after server_started finds us there
             server.start()
-            out.emit(console.server_started(server.url, args.session))
+            out.emit(console.server_started(server.url, session_id))
             printer.start()
             term.start_stdin(repl, exit)
             exit.wait()
@@ -562,6 +568,13 @@ def _port(text: str) -> int:
     return port
 
 
+def _session_id(text: str) -> str:
+    """``--session``'s value: any id but an empty one or one that reads as an option."""
+    if not text or text.startswith("-"):
+        raise argparse.ArgumentTypeError(f"not a session id: {text!r} (leave --session out for a random one)")
+    return text
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """``pinchtab debug connect|attach``."""
     p = sub.add_parser("debug", help="live telemetry and commands between a web app and an agent",
@@ -575,7 +588,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                     "session; apps join with ws://HOST:PORT/debug?role=app&sessionId=SESSION. "
                                     "Beyond loopback it needs a token (agents send it; apps are admitted by the "
                                     "session id, which must then be long and random).")
-    c.add_argument("-s", "--session", default="default", help="the session id apps join (default: default)")
+    c.add_argument("-s", "--session", type=_session_id, default=None,
+                   help="the session id apps join (default: a new random one, printed at start)")
     c.add_argument("-p", "--port", type=_port, default=4000, help="port to listen on (default 4000; 0 picks one)")
     c.add_argument("--host", default="localhost", help="address to listen on (default localhost)")
     c.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=json_help)

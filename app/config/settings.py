@@ -259,13 +259,18 @@ class ObservabilityConfig:
 class DebugConfig:
     """``debug``: live telemetry sessions (the debug bridge)."""
 
-    # Page origins that may join a session as an app (e.g. "http://localhost:3000"); empty: any
-    # page holding the session id (the id is the capability).
+    # Page origins beyond loopback ones (a dev server on localhost:*) that may join a session as an
+    # app, e.g. "https://staging.example.com"; the session id is still what admits it.
     allowed_origins: tuple[str, ...] = setting(Strings(fields.String(validate=checks.no_whitespace)), ())
     # WebSockets and event streams each hold a request thread: at most this many at once, so
-    # ordinary requests always find one (the bridge and server serve 32 at a time).
+    # ordinary requests always find one (the bridge and server serve 32 at a time). App sockets may
+    # take only three quarters of them: the rest stay free for agents and streams.
     max_connections: int = setting(Int(validate=validate.Range(min=1, max=24)), 16)
     max_frame_bytes: int = setting(_positive(), 8 * _MIB)   # a bigger frame closes the socket (1009)
+    # What a session's record of recent messages (for /events and its resumes) may hold, and each
+    # peer's outbox (or two frames of maxFrameBytes, if more); the oldest messages go first. A frame
+    # bigger than this is passed on live only.
+    max_session_bytes: int = setting(Int(validate=validate.Range(min=64 * 1024)), 16 * _MIB)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,8 +23,8 @@ def init_debug(app: Flask, api: Any, config: Config, *, strict_sessions: bool = 
     from . import routes, sockets
     from .hub import Hub
 
-    hub = Hub(max_connections=config.debug.max_connections,
-              strict_sessions=strict_sessions, store=store)
+    hub = Hub(max_connections=config.debug.max_connections, max_session_bytes=config.debug.max_session_bytes,
+              max_frame_bytes=config.debug.max_frame_bytes, strict_sessions=strict_sessions, store=store)
     sockets.init_sockets(app, hub, config.debug.max_frame_bytes)
     routes.init_routes(app, api)
     auth.allow_public(app, sockets.is_public)

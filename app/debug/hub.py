@@ -8,6 +8,17 @@ memory that is capped and never blocks the sender; a peer that has not taken any
 ``SLOW_S`` while its outbox overflows is cut loose. Each session keeps its last messages with
 increasing ids for Server-Sent Events (resume with Last-Event-ID).
 
+Memory is capped in bytes, not only in messages: a page may send frames of ``debug.maxFrameBytes``
+each, and a thousand of them held would be gigabytes. The session's record keeps at most
+``debug.maxSessionBytes`` (the oldest go first, counted as dropped); a single frame larger than
+that is still handed to the peers connected now, but the record keeps a small ``dropped`` notice in
+its place. Each outbox holds at most that budget too, or two of the largest frames when that is
+more (:func:`outbox_bytes`), so a peer that keeps up gets even a frame the record could not keep.
+
+Long-lived connections (WebSockets, event streams) share one cap, ``debug.maxConnections``; app
+sockets may take only :func:`app_slot_limit` of it, so a page opening sockets in a loop cannot lock
+out the agents and streams that would debug it.
+
 The hub knows nothing of transports: a WebSocket connection, the CLI's stdout, a REST caller
 waiting for one answer and the CDP side of a tab are all peers.
 """
@@ -16,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+import sys
 import threading
 import time
 from collections import OrderedDict, deque
@@ -31,6 +43,9 @@ log = logging.getLogger(__name__)
 
 OUTBOX_LIMIT = 1000     # messages a peer may lag behind before the oldest are dropped
 HISTORY_LIMIT = 1000    # messages a session keeps for SSE subscribers (and Last-Event-ID resumes)
+SESSION_BYTES = 16 * 1024 * 1024   # bytes of messages a session's record may hold (debug.maxSessionBytes)
+FRAME_BYTES = 8 * 1024 * 1024      # the largest frame a page may send (debug.maxFrameBytes)
+ENTRY_OVERHEAD = 100    # what holding one message costs beyond its text (the tuple, its id, the slot)
 PENDING_LIMIT = 1024    # commands awaiting their result, per session; the oldest are forgotten
 SLOW_S = 10.0           # an overflowing peer that took nothing for this long is cut loose
 INVALID_LOGGED = 20     # bad frames logged per session; after that, every 1000th
@@ -47,6 +62,28 @@ GREETINGS = ("hello", "capabilities", "navigation")
 Deliver = Callable[[str, "dict[str, Any] | None"], None]
 
 
+def text_bytes(text: str) -> int:
+    """The memory a held frame costs: the string object itself (CPython keeps ASCII text at one byte
+    a character, other text at two or four), so the budget is real bytes, not characters."""
+    return sys.getsizeof(text)
+
+
+def outbox_bytes(max_session_bytes: int, max_frame_bytes: int) -> int:
+    """What one peer's outbox may hold: the session's budget, but room for two of the largest frames,
+    so the frame after a large one does not push it out before the peer could take it."""
+    return max(max_session_bytes, 2 * max_frame_bytes)
+
+
+def app_slot_limit(max_connections: int) -> int:
+    """How many of ``max_connections`` app sockets may hold: a quarter (at least one) is kept for
+    agents, ``/events`` and the network streams. An app joins with a session id alone, so a page could
+    otherwise take every slot and lock out the agents debugging it. With a cap of 1 there is nothing
+    to split: the one slot is anyone's."""
+    if max_connections < 2:
+        return max_connections
+    return max_connections - max(1, max_connections // 4)
+
+
 def new_session_id() -> str:
     """128 random bits: the id is a capability (whoever has it may join as an app). In hex: it goes
     on command lines, where an id starting with "-" would read as an option."""
@@ -54,27 +91,37 @@ def new_session_id() -> str:
 
 
 class Outbox:
-    """A bounded queue of outgoing frames; ``wake`` tells the consumer there is something to take."""
+    """A bounded queue of outgoing frames; ``wake`` tells the consumer there is something to take.
 
-    def __init__(self, wake: Callable[[], None], limit: int = OUTBOX_LIMIT) -> None:
+    Bounded twice: at most ``limit`` frames and ``max_bytes`` of them. A frame larger than
+    ``max_bytes`` alone is still queued (after everything older went): it is on its way to a
+    connected peer, and it is the only one held.
+    """
+
+    def __init__(self, wake: Callable[[], None], limit: int = OUTBOX_LIMIT, max_bytes: int = SESSION_BYTES) -> None:
         self._items: deque[str] = deque()
         self._lock = threading.Lock()
         self._wake = wake
         self.limit = limit
+        self.max_bytes = max_bytes
+        self.bytes = 0
         self.dropped = 0          # since the consumer last took (it tells its client)
         self.total_dropped = 0
         self.last_take = time.monotonic()
 
     def put(self, text: str) -> bool:
         """Queue one frame; False when the consumer is stalled and should be cut loose."""
-        stalled = False
+        size = text_bytes(text)
+        overflowed = False
         with self._lock:
-            if len(self._items) >= self.limit:
-                self._items.popleft()
+            while self._items and (len(self._items) >= self.limit or self.bytes + size > self.max_bytes):
+                self.bytes -= text_bytes(self._items.popleft())
                 self.dropped += 1
                 self.total_dropped += 1
-                stalled = time.monotonic() - self.last_take > SLOW_S
+                overflowed = True
             self._items.append(text)
+            self.bytes += size
+            stalled = overflowed and time.monotonic() - self.last_take > SLOW_S
         self._wake()
         return not stalled
 
@@ -83,6 +130,7 @@ class Outbox:
         with self._lock:
             items, self._items = list(self._items), deque()
             dropped, self.dropped = self.dropped, 0
+            self.bytes = 0
             self.last_take = time.monotonic()
         return items, dropped
 
@@ -117,9 +165,10 @@ class Peer:
 
 
 def queued_peer(role: str, peer_id: str, wake: Callable[[], None], close: Callable[[int, str], None],
-                info: dict[str, Any] | None = None) -> Peer:
-    """A peer whose frames wait in an outbox for its own thread to send (a WebSocket, the CLI)."""
-    box = Outbox(wake)
+                info: dict[str, Any] | None = None, *, max_bytes: int = SESSION_BYTES) -> Peer:
+    """A peer whose frames wait in an outbox (of at most ``max_bytes``) for its own thread to send
+    (a WebSocket, the CLI)."""
+    box = Outbox(wake, max_bytes=max_bytes)
     peer = Peer(role, peer_id, lambda text, msg: None, close, info or {}, box)
 
     def deliver(text: str, msg: dict[str, Any] | None) -> None:
@@ -133,7 +182,15 @@ def queued_peer(role: str, peer_id: str, wake: Callable[[], None], close: Callab
 
 
 class Session:
-    def __init__(self, session_id: str, *, tab_id: str | None = None) -> None:
+    """One room: its apps and agents, what routes their messages, and the record SSE reads.
+
+    The record holds at most ``max_messages`` messages and ``max_bytes`` bytes of them
+    (:func:`text_bytes` each, plus ``ENTRY_OVERHEAD``); past either, the oldest go, and a subscriber
+    resuming before them is told how many it missed.
+    """
+
+    def __init__(self, session_id: str, *, tab_id: str | None = None, max_bytes: int = SESSION_BYTES,
+                 max_messages: int = HISTORY_LIMIT) -> None:
         self.id = session_id
         self.tab_id = tab_id            # set when the CDP side of a tab is this session's app
         self.created_at = time.time()
@@ -149,7 +206,11 @@ class Session:
         self.ended = False
         self._lock = threading.Lock()
         # Server-Sent Events: the last messages with their ids, and a condition to wait for more.
-        self.history: deque[tuple[int, str, str]] = deque(maxlen=HISTORY_LIMIT)
+        self.history: deque[tuple[int, str, str]] = deque()
+        self.history_bytes = 0
+        self.max_bytes = max_bytes
+        self.max_messages = max_messages
+        self.too_large = 0              # frames over max_bytes, recorded as a notice in their place
         self.last_event_id = 0
         self.changed = threading.Condition(self._lock)
 
@@ -165,7 +226,10 @@ class Session:
         dropped = sum(p.outbox.total_dropped for p in apps + agents if p.outbox is not None)
         out = {"sessionId": self.id, "createdAt": _iso(self.created_at),
                "apps": [p.describe() for p in apps], "agents": [p.describe() for p in agents],
-               "messages": self.messages, "dropped": dropped, "invalid": self.invalid}
+               "messages": self.messages, "dropped": dropped, "invalid": self.invalid,
+               "retained": len(self.history), "retainedBytes": self.history_bytes, "maxBytes": self.max_bytes}
+        if self.too_large:
+            out["tooLarge"] = self.too_large
         if self.tab_id:
             out["tabId"] = self.tab_id
         return out
@@ -173,9 +237,27 @@ class Session:
     # --- the SSE record
 
     def record(self, kind: str, text: str) -> None:
+        """Keep one message for SSE subscribers, the oldest going first past the budget.
+
+        A message larger than the whole budget is not kept: a ``dropped`` notice naming its type and
+        size takes its id, so a subscriber sees that something was there (the peers connected when it
+        came were handed it whole).
+        """
+        size = text_bytes(text) + ENTRY_OVERHEAD
+        too_large = size > self.max_bytes
+        if too_large:
+            notice = protocol.envelope(self.id, "dropped", origin="server", count=1, messageType=kind,
+                                       bytes=size - ENTRY_OVERHEAD, reason="larger than debug.maxSessionBytes")
+            text = dumps(notice)
+            size = text_bytes(text) + ENTRY_OVERHEAD
         with self.changed:
+            self.too_large += too_large
             self.last_event_id += 1
             self.history.append((self.last_event_id, kind, text))
+            self.history_bytes += size
+            while len(self.history) > self.max_messages or self.history_bytes > self.max_bytes:
+                _, _, old = self.history.popleft()
+                self.history_bytes -= text_bytes(old) + ENTRY_OVERHEAD
             self.changed.notify_all()
 
     def since(self, event_id: int) -> tuple[list[tuple[int, str, str]], int]:
@@ -204,18 +286,23 @@ class Hub:
     """
 
     def __init__(self, *, max_connections: int = 16, strict_sessions: bool = True,
-                 store: Path | None = None) -> None:
+                 store: Path | None = None, max_session_bytes: int = SESSION_BYTES,
+                 max_frame_bytes: int = FRAME_BYTES) -> None:
         self.max_connections = max_connections
+        self.max_app_connections = app_slot_limit(max_connections)
+        self.max_session_bytes = max_session_bytes
+        self.outbox_bytes = outbox_bytes(max_session_bytes, max_frame_bytes)   # for queued_peer
         # True: an unknown session id is refused (the bridge hands ids out). False: the standalone
         # command's one session, where a wrong id is closed with 4000 as by the original.
         self.strict_sessions = strict_sessions
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
         self._slots = 0
+        self._app_slots = 0
         self.closing = False
         self.store = store
         for sid, created_at in self._load().items():
-            self._sessions[sid] = Session(sid)
+            self._sessions[sid] = Session(sid, max_bytes=max_session_bytes)
             self._sessions[sid].created_at = created_at
 
     # --- sessions
@@ -228,7 +315,7 @@ class Hub:
             if session is None:
                 if len(self._sessions) >= MAX_SESSIONS:
                     raise TooManySessions(f"{MAX_SESSIONS} debug sessions are open; delete one first")
-                session = self._sessions[sid] = Session(sid, tab_id=tab_id)
+                session = self._sessions[sid] = Session(sid, tab_id=tab_id, max_bytes=self.max_session_bytes)
                 if tab_id is None:
                     self._save()
             elif tab_id:
@@ -294,20 +381,32 @@ class Hub:
 
     # --- the cap on connections that hold a request thread (WebSockets, SSE)
 
-    def acquire_slot(self) -> bool:
+    def acquire_slot(self, *, app: bool = False) -> bool:
+        """A place for one long-lived connection; an app's only within its share
+        (:func:`app_slot_limit`). Give it back with :meth:`release_slot` and the same ``app``."""
         with self._lock:
             if self.closing or self._slots >= self.max_connections:
                 return False
+            if app and self._app_slots >= self.max_app_connections:
+                return False
             self._slots += 1
+            if app:
+                self._app_slots += 1
             return True
 
-    def release_slot(self) -> None:
+    def release_slot(self, *, app: bool = False) -> None:
         with self._lock:
             self._slots -= 1
+            if app:
+                self._app_slots -= 1
 
     @property
     def connections(self) -> int:
         return self._slots
+
+    @property
+    def app_connections(self) -> int:
+        return self._app_slots
 
     # --- joining and leaving
 

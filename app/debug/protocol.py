@@ -283,11 +283,15 @@ class ConnectionEvent(Message):
 
 
 class Dropped(Message):
-    """Ours: how many messages a peer missed because it fell behind (the oldest went first)."""
+    """Ours: how many messages a peer missed because it fell behind (the oldest went first), or, in
+    an event stream, one message too large for the session's record (``messageType``, ``bytes``)."""
 
     origin = fields.String(required=True)
     count = fields.Integer(required=True)
     total = fields.Integer()
+    messageType = fields.String(metadata={"description": "the type of the one message not kept"})
+    bytes = fields.Integer(metadata={"description": "its size, past debug.maxSessionBytes"})
+    reason = fields.String()
 
 
 SERVER_MESSAGES: dict[str, type[Message]] = {"connection_event": ConnectionEvent, "dropped": Dropped}

@@ -20,6 +20,7 @@ from marshmallow import EXCLUDE, Schema, fields, validate
 from .. import auth
 from ..errors import BadRequest, Conflict, NotFound, Unavailable
 from ..openapi import TEXT, Blueprint
+from ..parser import parser
 from . import protocol
 from .hub import Hub, Session, TooManySessions, dumps
 
@@ -73,12 +74,20 @@ class SessionInfo(Schema):
     messages = fields.Integer()
     dropped = fields.Integer()
     invalid = fields.Integer()
+    retained = fields.Integer(metadata={"description": "messages held for /events (and Last-Event-ID resumes)"})
+    retainedBytes = fields.Integer(metadata={"description": "their size; at most maxBytes"})
+    maxBytes = fields.Integer(metadata={"description": "debug.maxSessionBytes: past it the oldest go"})
+    tooLarge = fields.Integer(metadata={"description": "messages larger than maxBytes: passed on live, "
+                                                       "a dropped notice kept in their place"})
 
 
 class SessionList(Schema):
     sessions = fields.List(fields.Nested(SessionInfo))
     connections = fields.Integer(metadata={"description": "open WebSockets and event streams"})
     maxConnections = fields.Integer()
+    appConnections = fields.Integer(metadata={"description": "of connections, the app WebSockets"})
+    maxAppConnections = fields.Integer(metadata={"description": "how many of maxConnections apps may hold; the "
+                                                                "rest are kept for agents and streams"})
 
 
 class CommandSchema(Schema):
@@ -121,7 +130,8 @@ def list_sessions() -> Any:
     """Every session: its apps (name, url, origin, connected since), agents, message and drop counts."""
     h = hub()
     return {"sessions": [s.describe() for s in h.sessions()], "connections": h.connections,
-            "maxConnections": h.max_connections}
+            "maxConnections": h.max_connections, "appConnections": h.app_connections,
+            "maxAppConnections": h.max_app_connections}
 
 
 @bp.get("/debug/sessions/<session_id>")
@@ -147,7 +157,9 @@ def delete_session(session_id: str) -> Any:
 def send_command(req: dict[str, Any], session_id: str) -> Any:
     """Send one command to the session's apps and wait for its answer (for callers without a WebSocket)."""
     session = session_or_404(session_id)
-    body = request.get_json(silent=True) or {}
+    # The command's own fields (target, text, ...), read as the arguments were: JSON whatever the
+    # Content-Type (``curl -d`` sends a form one), so none is lost when no JSON type is sent.
+    body = dict(parser.load_json(request, CommandSchema()))
     body.pop("timeout", None)
     envelope_keys = ("protocolVersion", "sessionId", "timestamp", "type")
     msg = protocol.envelope(session.id, req["type"], **{k: v for k, v in body.items() if k not in envelope_keys})

@@ -9,7 +9,9 @@ the only thread that writes frames (the deflate state is not thread-safe).
 Checks happen before the upgrade, as HTTP answers: an unknown session is 404 (the bridge; the
 standalone ``pinchtab debug connect`` accepts and closes with 4000 "Invalid session" as the
 original did), the agent role needs the bearer token, and past ``debug.maxConnections`` the answer
-is 503 with Retry-After. Which pages may open it at all is the web-origin policy's (:func:`doors`).
+is 503 with Retry-After; app sockets get 503 past their share of it (:func:`~.hub.app_slot_limit`),
+so agents and event streams always find a place. Which pages may open it at all is the web-origin
+policy's (:func:`doors`).
 """
 from __future__ import annotations
 
@@ -69,17 +71,23 @@ def admit() -> None:
     session = h.get(request.args.get("sessionId", ""))
     if session is None and h.strict_sessions:
         raise NotFound("unknown debug session", code="session_not_found")
-    if not h.acquire_slot():
-        raise Unavailable("too many debug connections; try again later", code="too_many_connections",
-                          headers={"Retry-After": str(RETRY_AFTER_S)})
-    g.debug_slot = True
+    is_app = role == "app"
+    if not h.acquire_slot(app=is_app):
+        if is_app and h.app_connections >= h.max_app_connections:
+            message = (f"too many app connections: apps may hold {h.max_app_connections} of debug.maxConnections "
+                       f"({h.max_connections}), the rest are kept for agents and event streams; try again later")
+        else:
+            message = "too many debug connections; try again later"
+        raise Unavailable(message, code="too_many_connections", headers={"Retry-After": str(RETRY_AFTER_S)})
+    g.debug_slot = role
     g.debug_session = session
 
 
 @bp.teardown_request
 def release(_exc: BaseException | None) -> None:
-    if g.pop("debug_slot", False):
-        hub().release_slot()
+    role = g.pop("debug_slot", None)
+    if role is not None:
+        hub().release_slot(app=role == "app")
 
 
 @sock.route("/debug", bp=bp)
@@ -135,7 +143,7 @@ class Connection(ServedSocket):
         super().__init__(ws)
         self.hub = h
         self.session = session
-        self.peer: Peer = queued_peer(role, peer_id, ws.event.set, self.close, info)
+        self.peer: Peer = queued_peer(role, peer_id, ws.event.set, self.close, info, max_bytes=h.outbox_bytes)
         self._handle = h.from_app if role == "app" else h.from_agent
 
     def grace_s(self, code: int) -> float:

@@ -1,7 +1,8 @@
 """``pinchtab debug connect``'s server: the debug blueprints alone, no browser, one session.
 
 It is the original ``debug-bridge connect``: a WebSocket server at ``/debug`` for one session id
-the user chose, whose one agent is this process (its stdin and stdout). It runs on werkzeug's
+(the user's, else a random one: the original's ``default`` would admit any page that guessed it),
+whose one agent is this process (its stdin and stdout). It runs on werkzeug's
 threaded server in a thread of the CLI's process rather than under gunicorn: the agent is this
 process's terminal, and a forking server would take stdin from it. Beyond loopback it needs the
 bearer token, like every Pinchtab server; apps are then admitted by the session id alone (and

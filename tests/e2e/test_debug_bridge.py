@@ -89,12 +89,18 @@ def test_a_made_session_outlives_a_bridge_restart(bridge_process, tmp_path):
 def test_the_connection_cap_leaves_threads_for_ordinary_requests(bridge_process, tmp_path):
     bp = start(bridge_process, tmp_path, {"debug": {"maxConnections": 4}})
     sid = new_session(bp)
-    held = [websocket.create_connection(ws_url(bp, sid, "app"), timeout=10) for _ in range(4)]
+    # Apps may take three of the four (distinct appIds: the same one again replaces the first); the
+    # last place is an agent's.
+    held = [websocket.create_connection(ws_url(bp, sid, "app") + f"&appId=app-{i}", timeout=10) for i in range(3)]
+    held.append(websocket.create_connection(ws_url(bp, sid, "agent"), header=[f"Authorization: Bearer {TOKEN}"],
+                                            timeout=10))
     try:
-        with pytest.raises(websocket.WebSocketBadStatusException) as refused:
-            websocket.create_connection(ws_url(bp, sid, "app"), timeout=10)
-        assert refused.value.status_code == 503
-        assert refused.value.resp_headers.get("retry-after") == "5"
+        for role in ("app", "agent"):
+            with pytest.raises(websocket.WebSocketBadStatusException) as refused:
+                websocket.create_connection(ws_url(bp, sid, role), header=[f"Authorization: Bearer {TOKEN}"],
+                                            timeout=10)
+            assert refused.value.status_code == 503
+            assert refused.value.resp_headers.get("retry-after") == "5"
         t0 = time.monotonic()
         assert requests.get(bp.base + "/tabs", headers=AUTH, timeout=5).status_code == 200
         assert requests.get(bp.base + "/health", timeout=5).status_code == 200

@@ -38,6 +38,7 @@ from ... import auth, web_origin
 from ...config import Config
 from ...debug import routes as debug_routes
 from ...debug import sockets as debug_sockets
+from ...debug.hub import app_slot_limit
 from ...errors import APIError, BadRequest, Conflict, NotFound, Unavailable
 from ..mirror import InstanceMirror
 from ..state import server_state
@@ -146,28 +147,40 @@ class Hold:
     """One long-lived connection's place under the cap; ``close`` ends it from another thread."""
 
     close: Callable[[], None] = field(default=lambda: None)
+    app: bool = False
 
 
 class LongLived:
     """The WebSockets and event streams the server relays. Each holds one of the server's request
     threads for as long as it lasts, so past ``debug.maxConnections`` new ones are refused (503),
-    and at shutdown all of them end at once instead of holding the worker's graceful stop."""
+    and at shutdown all of them end at once instead of holding the worker's graceful stop.
+
+    App sockets may hold only their share of the cap (:func:`~app.debug.hub.app_slot_limit`, as on
+    the instances): apps from several instances must not lock the server's agents and streams out."""
 
     def __init__(self, max_connections: int) -> None:
         self.max_connections = max_connections
+        self.max_app_connections = app_slot_limit(max_connections)
         self.closing = False
         self._open: set[Hold] = set()
         self._lock = threading.Lock()
 
-    def acquire(self) -> Hold:
-        """A place, or 503 ``too_many_connections`` with Retry-After."""
+    def acquire(self, *, app: bool = False) -> Hold:
+        """A place (an app's within its share), or 503 ``too_many_connections`` with Retry-After."""
         with self._lock:
-            if not self.closing and len(self._open) < self.max_connections:
-                hold = Hold()
+            apps = sum(1 for h in self._open if h.app)
+            if not self.closing and len(self._open) < self.max_connections and (
+                    not app or apps < self.max_app_connections):
+                hold = Hold(app=app)
                 self._open.add(hold)
                 return hold
-        raise Unavailable("too many debug connections; try again later", code="too_many_connections",
-                          headers={"Retry-After": str(RETRY_AFTER_S)})
+        if app and apps >= self.max_app_connections:
+            message = (f"too many app connections: apps may hold {self.max_app_connections} of "
+                       f"debug.maxConnections ({self.max_connections}), the rest are kept for agents and event "
+                       "streams; try again later")
+        else:
+            message = "too many debug connections; try again later"
+        raise Unavailable(message, code="too_many_connections", headers={"Retry-After": str(RETRY_AFTER_S)})
 
     def release(self, hold: Hold) -> None:
         with self._lock:
@@ -177,6 +190,11 @@ class LongLived:
     def connections(self) -> int:
         with self._lock:
             return len(self._open)
+
+    @property
+    def app_connections(self) -> int:
+        with self._lock:
+            return sum(1 for h in self._open if h.app)
 
     def close_all(self) -> None:
         """Shutdown: refuse new ones and end every open one."""
@@ -264,7 +282,8 @@ def list_sessions() -> Response:
     ``connections`` counts what the server itself relays."""
     dbg = debug_state()
     return jsonify({"sessions": dbg.owners.survey(), "connections": dbg.relays.connections,
-                    "maxConnections": dbg.relays.max_connections})
+                    "maxConnections": dbg.relays.max_connections, "appConnections": dbg.relays.app_connections,
+                    "maxAppConnections": dbg.relays.max_app_connections})
 
 
 def _holder(session_id: str) -> str:
@@ -415,7 +434,7 @@ def admit() -> None:
     if instance is None:
         raise NotFound("unknown debug session", code="session_not_found")
     record, token = proxy.ready(instance)
-    g.debug_hold = dbg.relays.acquire()
+    g.debug_hold = dbg.relays.acquire(app=role == "app")
     g.debug_upstream = _connect(record, token, session_id, origin)
 
 

@@ -296,6 +296,24 @@ def test_without_json_and_a_terminal_it_prints_lines_for_people(cli: Callable[..
     assert c.text() == "✗ usage: click <id>"
 
 
+def test_without_a_session_it_makes_a_random_one_and_says_which(cli: Callable[..., Cli]) -> None:
+    c = cli("debug", "connect", "--json", "--port", "0")
+    started = c.line(STARTUP_S)
+    sid = started["session"]
+    assert started["event"] == "server_started" and re.fullmatch(r"[0-9a-f]{32}", sid), started   # 128 bits
+    assert close_code(join(started["url"], session="default")) == 4000   # the original's guessable id is no door
+    app = join(started["url"], session=sid)
+    say_hello(app, sid)
+    assert c.until(lambda m: m.get("event") == "app_connected")["appName"] == "Shop"
+    people = cli("debug", "connect", "--port", "0", env={"NO_COLOR": "1"})
+    first = people.text(STARTUP_S)
+    shown = re.search(r"session ([0-9a-f]{32})", first)
+    assert shown and shown.group(1) != sid, first   # a new one each time, in the line for people too
+    assert f"sessionId={shown.group(1)}" in people.text()
+    refused = cli("debug", "connect", "--port", "0", "--session=-x")
+    assert refused.exit_code(STARTUP_S) == 2 and "not a session id" in refused.stderr_after_exit()
+
+
 def test_beyond_loopback_without_a_token_it_refuses_to_start(cli: Callable[..., Cli]) -> None:
     c = cli("debug", "connect", "--json", "--host", "0.0.0.0", "--port", "0", "--session", "x" * 24)
     assert c.exit_code(STARTUP_S) == 2

@@ -115,6 +115,28 @@ def test_outbox_drops_the_oldest_and_counts() -> None:
     assert items == ["2", "3", "4"] and dropped == 2 and box.total_dropped == 2 and woke.is_set()
 
 
+def test_outbox_is_bounded_in_bytes_too_and_still_takes_one_frame_over_it() -> None:
+    box = Outbox(lambda: None, max_bytes=3000)
+    for i in range(5):
+        box.put(str(i) * 1000)   # ~1 KB each: two fit
+    items, dropped = box.take()
+    assert [t[0] for t in items] == ["3", "4"] and dropped == 3 and box.bytes == 0
+    box.put("a" * 100)
+    box.put("b" * 5000)          # larger than the whole budget: everything older goes, it stays
+    items, dropped = box.take()
+    assert items == ["b" * 5000] and dropped == 1
+
+
+def test_apps_get_only_their_share_of_the_connection_slots() -> None:
+    assert [hub_module.app_slot_limit(n) for n in (1, 2, 4, 8, 16, 24)] == [1, 1, 3, 6, 12, 18]
+    h = Hub(max_connections=4)
+    assert [h.acquire_slot(app=True) for _ in range(4)] == [True, True, True, False]
+    assert h.acquire_slot() is True and h.acquire_slot() is False   # an agent or stream: the reserve
+    h.release_slot(app=True)
+    assert h.acquire_slot(app=True) is True and h.acquire_slot() is False
+    assert (h.connections, h.app_connections) == (4, 3)
+
+
 def test_a_stalled_peer_is_cut_loose() -> None:
     closed: list[int] = []
     peer = queued_peer("agent", "slow", lambda: None, lambda code, reason: closed.append(code))
@@ -135,8 +157,7 @@ def test_sse_history_resumes_and_reports_what_fell_out() -> None:
         h.from_app(s, app.peer, frame(s.id, "console", level="log", args=[str(i)]))
     held, lost = s.since(start + 1)
     assert [json.loads(t)["args"] for _, _, t in held] == [["1"], ["2"]] and lost == 0
-    small = hub_module.Session("x")
-    small.history = hub_module.deque(maxlen=2)
+    small = hub_module.Session("x", max_messages=2)
     for i in range(5):
         small.record("console", str(i))
     held, lost = small.since(1)

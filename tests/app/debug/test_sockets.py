@@ -167,6 +167,31 @@ def test_the_rest_command_route_waits_for_the_apps_answer(server: StandaloneServ
     assert r.status_code == 400
 
 
+def test_a_commands_fields_are_read_whatever_the_content_type(server: StandaloneServer) -> None:
+    app = ws_connect(server)
+    wait_until(lambda: server.session.apps)
+    got: list[dict[str, Any]] = []
+
+    def answer() -> None:
+        cmd = recv_until(app, lambda m: m["type"] == "type")
+        got.append(cmd)
+        send(app, "command_result", requestId=cmd["requestId"], requestType="type", success=True, duration=1)
+
+    t = threading.Thread(target=answer)
+    t.start()
+    body = json.dumps({"type": "type", "target": {"stableId": "q"}, "text": "hi", "timeout": 10})
+    # No Content-Type at all (data= of a string): the body is JSON all the same.
+    r = requests.post(f"http://127.0.0.1:{server.port}/debug/sessions/{SESSION}/commands", data=body, timeout=15)
+    t.join(15)
+    assert "Content-Type" not in r.request.headers
+    assert r.status_code == 200 and r.json()["success"] is True, r.text
+    assert got and got[0]["target"] == {"stableId": "q"} and got[0]["text"] == "hi" and "timeout" not in got[0]
+    r = requests.post(f"http://127.0.0.1:{server.port}/debug/sessions/{SESSION}/commands", data="[1]",
+                      headers={"Content-Type": "text/plain"}, timeout=15)
+    assert r.status_code == 400 and r.json()["code"] == "bad_json"
+    app.close()
+
+
 def test_events_stream_with_ids_and_resume(server: StandaloneServer) -> None:
     base = f"http://127.0.0.1:{server.port}"
     app = ws_connect(server)

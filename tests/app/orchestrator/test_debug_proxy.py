@@ -176,13 +176,23 @@ def test_close_codes_pass_through_both_ways(server, session):
 
 
 def test_the_server_caps_relayed_connections_with_503(server, session):
+    listed = server.get("/debug/sessions").json()
+    apps_max = listed["maxAppConnections"]
+    assert apps_max == MAX_CONNECTIONS - 1   # a quarter of the cap, at least one, is kept for agents and streams
     # Distinct appIds: a second connection with the same one replaces the first.
-    held = [connect(f"{session['appUrl']}&appId=held-{i}") for i in range(MAX_CONNECTIONS)]
+    held = [connect(f"{session['appUrl']}&appId=held-{i}") for i in range(apps_max)]
+    streams = []
     try:
-        err = refusal(session["appUrl"])
+        err = refusal(session["appUrl"])            # apps have taken their share
         assert err.status_code == 503 and err.resp_headers.get("retry-after") == "5"
+        assert json.loads(err.resp_body)["code"] == "too_many_connections"
+        assert server.get("/debug/sessions").json()["appConnections"] == apps_max
+        stream = server.get(f"/events?sessionId={session['sessionId']}", stream=True, timeout=(5, 30))
+        streams.append(stream)
+        assert stream.status_code == 200            # the reserve: an event stream still gets in
         r = server.get(f"/events?sessionId={session['sessionId']}", timeout=10)
-        assert r.status_code == 503 and r.json()["code"] == "too_many_connections"
+        assert r.status_code == 503 and r.json()["code"] == "too_many_connections"   # the whole cap holds
+        stream.close()
         held.pop().close()
 
         def admitted() -> websocket.WebSocket | None:
@@ -196,6 +206,8 @@ def test_the_server_caps_relayed_connections_with_503(server, session):
     finally:
         for ws in held:
             ws.close()
+        for stream in streams:
+            stream.close()
 
 
 def test_a_tab_debugged_through_the_server(server, site):
