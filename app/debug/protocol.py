@@ -11,11 +11,12 @@ app; a bad one is answered with ``INVALID_COMMAND`` when it says which request i
 """
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
 from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, validates_schema
+
+from .. import untrusted_json
 
 PROTOCOL_VERSION = 1
 ERROR_CODES = ("TARGET_NOT_FOUND", "TARGET_NOT_VISIBLE", "TARGET_DISABLED", "TIMEOUT", "EVAL_DISABLED",
@@ -320,7 +321,7 @@ def validate_message(msg: dict[str, Any]) -> dict[str, Any]:
 
 def _load_object(text: str) -> dict[str, Any]:
     try:
-        msg = json.loads(text)
+        msg = untrusted_json.loads(text)
     except ValueError:
         raise FrameError("not JSON") from None
     if not isinstance(msg, dict):

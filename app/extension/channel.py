@@ -18,6 +18,7 @@ from flask import Blueprint, Flask, request
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
+from .. import untrusted_json
 from ..errors import Forbidden
 from . import pairing
 from .commands import CommandQueue, failure
@@ -85,7 +86,7 @@ class Channel:
                 if frame is None:
                     continue
                 try:
-                    answer = json.loads(frame)
+                    answer = untrusted_json.loads(frame)
                 except ValueError:
                     log.warning("extension channel: an unparsable frame dropped (%d bytes)", len(frame))
                     continue

@@ -15,7 +15,6 @@ serve the same endpoints.
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from typing import Any
 from flask import Flask, Response, current_app, jsonify, request
 from marshmallow import Schema, fields
 
-from .. import web_origin
+from .. import untrusted_json, web_origin
 from ..errors import APIError, BadRequest, Forbidden, Unauthorized
 from ..openapi import Blueprint
 from .commands import CommandQueue
@@ -171,7 +170,7 @@ def respond() -> Response:
     """The extension's result for a command, given to the client waiting for it."""
     # Parsed whatever its content type, as the original does.
     try:
-        answer = json.loads(request.get_data(cache=False) or b"")
+        answer = untrusted_json.loads(request.get_data(cache=False) or b"")
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(f"the body is not JSON: {exc}", code="bad_json") from None
     if not isinstance(answer, dict):

@@ -32,6 +32,7 @@ from simple_websocket import ConnectionClosed
 from cdp.errors import LaunchError
 from cdp.extension_transport import ExtensionTransport, RelayClosed
 
+from .. import untrusted_json
 from ..errors import Forbidden
 from . import pairing
 from .commands import CommandQueue
@@ -128,7 +129,7 @@ class ExtensionLink:
 
     def handle_frame(self, frame: str | bytes) -> None:
         try:
-            msg = json.loads(frame)
+            msg = untrusted_json.loads(frame)
         except ValueError:
             log.warning("extension relay: unparsable frame dropped (%d bytes)", len(frame))
             return
@@ -295,7 +296,7 @@ def read_hello(ws: Any) -> dict[str, Any] | None:
             if frame is None:
                 continue
             try:
-                msg = json.loads(frame)
+                msg = untrusted_json.loads(frame)
             except ValueError:
                 return None
             return msg if isinstance(msg, dict) and msg.get("type") == "hello" else None

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import untrusted_json
 from .commands import Answer
 from .errors import DaemonRunning, ExtensionError
 
@@ -57,7 +58,7 @@ def dumps(answer: Answer) -> bytes:
 
 def parse_line(line: bytes) -> Any:
     """The JSON value of a command line; raises ValueError (with the parser's message)."""
-    return json.loads(line)
+    return untrusted_json.loads(line)
 
 
 class Connection:

@@ -34,7 +34,7 @@ from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 from werkzeug.wsgi import ClosingIterator
 
-from ... import auth, web_origin
+from ... import auth, untrusted_json, web_origin
 from ...config import Config
 from ...debug import routes as debug_routes
 from ...debug import sockets as debug_sockets
@@ -247,7 +247,7 @@ def _body_field(body: Any, name: str) -> str | None:
     if not isinstance(body, bytes) or not body.lstrip().startswith(b"{"):
         return None
     try:
-        value = json.loads(body).get(name)
+        value = untrusted_json.loads(body).get(name)
     except (ValueError, AttributeError):
         return None
     return value if isinstance(value, str) and value else None
