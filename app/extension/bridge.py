@@ -48,10 +48,11 @@ def create_extension_app(relay: Relay, config: Config) -> Flask:
 
 
 class ExtensionServer(LocalServer):
-    """The extension port, on loopback."""
+    """The extension port, on loopback, for this user's programs only (another user's connections
+    are closed unread: the pairing token is a file they cannot read, but they need not try)."""
 
     def __init__(self, app: Flask, port: int, host: str = LOOPBACK) -> None:
-        super().__init__(app, host, port, name="extension-port", quiet=True)
+        super().__init__(app, host, port, name="extension-port", quiet=True, same_user_only=True)
 
     def start(self) -> Self:
         super().start()

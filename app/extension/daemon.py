@@ -7,7 +7,9 @@ is due. SIGINT or SIGTERM stops it: every waiting client gets an error answer, t
 removed, the servers close.
 
 The HTTP side binds loopback only: the extension talks to ``http://127.0.0.1:<port>``, and nothing
-beyond this machine has any business with it.
+beyond this machine has any business with it. Nor has another user of this machine: a connection
+whose socket is not this user's (or root's) is closed before anything is read (``same_user_only``,
+see :mod:`app.peer_uid`), so only the person's own Chrome may take their commands or answer them.
 """
 from __future__ import annotations
 
@@ -107,7 +109,8 @@ class Daemon:
         """Claim the socket, then the port; raises :class:`ExtensionError` (another daemon, port taken)."""
         self.sockets.start()
         try:
-            self.http = LocalServer(self.app, self.bind, self.requested_port, name="ext-http", quiet=True)
+            self.http = LocalServer(self.app, self.bind, self.requested_port, name="ext-http", quiet=True,
+                                    same_user_only=True)
         except OSError as exc:
             self.sockets.stop()
             raise ExtensionError(f"cannot listen on {self.bind}:{self.requested_port}: {exc.strerror or exc} "
@@ -129,6 +132,9 @@ class Daemon:
         self.sockets.stop(STOP_WAIT_S)
         if self.http is not None:
             self.http.stop()
+        self._close_wake()
+
+    def _close_wake(self) -> None:
         for fd in (self._wake_r, self._wake_w):
             if fd >= 0:
                 os.close(fd)
@@ -136,8 +142,19 @@ class Daemon:
 
     def run(self) -> int:
         """Serve until SIGINT or SIGTERM (main thread only); returns the exit status."""
-        self.start()
+        # The handlers go in before anything serves: a client's command (and a signal after it) may
+        # come while start() is still binding the port, and the default action would kill the daemon
+        # with that client unanswered.
+        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
         self.init_signals()
+        try:
+            self.start()
+        except BaseException:   # e.g. the port is taken: release what start claimed, handlers as they were
+            signal.set_wakeup_fd(-1)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            self.stop()
+            raise
         try:
             self.manage()
         except Stop as stop:
