@@ -188,6 +188,25 @@ def test_the_kernel_names_this_process_as_the_owner_of_its_connection(
 
 
 @linux_only
+@pytest.mark.parametrize(("listen_family", "listen_host", "client_family", "client_host"), CASES)
+def test_netlink_and_the_tables_name_the_same_socket(
+        sockets: list[socket.socket], listen_family: socket.AddressFamily, listen_host: str,
+        client_family: socket.AddressFamily, client_host: str) -> None:
+    sockets.extend(connected_pair(listen_family, listen_host, client_family, client_host))
+    server_end = sockets[2]
+    connector = peer_uid.endpoint(server_end.getpeername())
+    acceptor = peer_uid.endpoint(server_end.getsockname())
+    by_diag = peer_uid.diag_lookup(connector, acceptor)
+    by_tables = peer_uid.lookup(connector, acceptor)
+    assert by_diag is not None and by_tables is not None
+    assert (by_diag.uid, by_diag.inode, by_diag.local, by_diag.remote) == \
+        (by_tables.uid, by_tables.inode, by_tables.local, by_tables.remote)
+    # A port nobody uses: no such socket, by either way of asking.
+    gone = (connector[0], 1 if connector[1] != 1 else 2)
+    assert peer_uid.diag_lookup(gone, acceptor) is None and peer_uid.lookup(gone, acceptor) is None
+
+
+@linux_only
 def test_a_client_that_closed_has_no_owner_and_is_refused(sockets: list[socket.socket],
                                                           caplog: pytest.LogCaptureFixture) -> None:
     listener, client, server_end = connected_pair(socket.AF_INET, "127.0.0.1", socket.AF_INET, "127.0.0.1")
