@@ -6,20 +6,32 @@ Two more credentials are accepted where the app provides their store (server mod
   is that session's agent (``g.session_agent``), whatever ``X-Agent-Id`` it sends;
 * the dashboard's login cookie (``app.orchestrator.login``), for people in a browser. A cookie is
   sent by the browser on its own, so a request that changes something must also prove it comes
-  from our own page: a same-origin ``Origin`` (or ``Referer``), or the login's CSRF header.
+  from our own page: a same-origin ``Origin`` (or ``Referer``), or the login's CSRF header. That
+  holds for every unsafe method, for WebSockets (their upgrade is a GET), and for the GETs that act
+  or write a file (:func:`changes_state`).
 
 ``g.auth`` says which one a request used: ``"bearer"``, ``"session"`` or ``"cookie"``.
+
+Wrong tokens are limited per client address (``app.ratelimit``, the address a trusted proxy
+forwarded: ``app.forwarded``): past the limit a client gets 429 ``rate_limited`` with
+``Retry-After``, whatever it sends, until its failures age out; other clients go on.
 """
 from __future__ import annotations
 
 import hmac
+import logging
+import re
 from collections.abc import Callable
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from flask import Flask, Request, current_app, g, request
 
-from .errors import Forbidden, Unauthorized
+from . import forwarded
+from .errors import APIError, Forbidden, Unauthorized
+from .ratelimit import FailureLimiter
+
+log = logging.getLogger(__name__)
 
 PUBLIC = {("GET", "/health"), ("HEAD", "/health")}
 _EXTRA = "pinchtab.public_requests"
@@ -28,6 +40,12 @@ LOGINS = "pinchtab.dashboard_logins"
 COOKIE = "pinchtab_session"
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+GUESSES = "pinchtab.token_guesses"  # app.extensions key: the FailureLimiter of wrong tokens
+# GETs that act on the browser or write a file, by the bridge's path (``/tabs/{id}/...`` alike):
+# a cookie alone must not be enough for them, as for a POST. ``output=file`` anywhere writes a file.
+STATE_CHANGING_GETS = frozenset({"/navigate", "/action", "/annotate", "/download", "/network/export/stream"})
+FILE_BY_DEFAULT = frozenset({"/capture"})  # GETs whose output is a file unless the query says otherwise
+_TAB_PREFIX = re.compile(r"^/tabs/[^/]+(?=/)")
 
 
 class SessionResolver(Protocol):
@@ -61,13 +79,59 @@ def same_origin(req: Request) -> bool:
     return f"{parts.scheme}://{parts.netloc}".lower() == req.host_url.rstrip("/").lower()
 
 
+def is_websocket(req: Request) -> bool:
+    """Whether the request asks to become a WebSocket."""
+    return "websocket" in req.headers.get("Upgrade", "").lower()
+
+
+def changes_state(req: Request) -> bool:
+    """Whether the request may change something: an unsafe method, a WebSocket (the screencast and
+    debug sockets drive the browser), or a GET that acts (``/navigate``, ``/action``, ...) or writes
+    a file (``output=file``, and ``/capture``, whose default that is)."""
+    if req.method not in SAFE_METHODS:
+        return True
+    if req.method == "OPTIONS":
+        return False
+    if is_websocket(req):
+        return True
+    path = _TAB_PREFIX.sub("", req.path)
+    outputs = req.args.getlist("output") or (["file"] if path in FILE_BY_DEFAULT else [])
+    return "file" in outputs or path in STATE_CHANGING_GETS
+
+
 TOKEN = "pinchtab.auth_token"
 SESSION_AGENT = "pinchtab.session_agent"  # the WSGI environ key naming a session caller's agent
+
+
+def guess_limiter(app: Flask) -> FailureLimiter:
+    """The app's count of wrong tokens per client (bearer headers, logins and elevations share it)."""
+    found: FailureLimiter | None = app.extensions.get(GUESSES)
+    if found is None:
+        found = app.extensions[GUESSES] = FailureLimiter()
+    return found
+
+
+def refuse_if_guessing(app: Flask, client: str, message: str = "too many wrong tokens from this address") -> None:
+    """429 ``rate_limited`` (with ``Retry-After``) while ``client`` is past the wrong-token limit."""
+    limiter = guess_limiter(app)
+    if limiter.retry_after(client) > 0:
+        raise APIError(f"{message}; wait before trying again", status=429, code="rate_limited",
+                       details={"windowSec": int(limiter.window_s), "max": limiter.max_failures},
+                       headers={"Retry-After": limiter.retry_after_header(client)})
+
+
+def count_guess(app: Flask, client: str) -> None:
+    """One wrong token from ``client``; logged once, when it reaches the limit (never the token)."""
+    limiter = guess_limiter(app)
+    limiter.failed(client)
+    if not limiter.allow(client):
+        log.warning("wrong tokens from %.64s: refused for up to %d s", client, int(limiter.window_s))
 
 
 def register(app: Flask, token: str) -> None:
     if token:
         app.extensions[TOKEN] = token.encode()
+    guess_limiter(app)
 
     @app.before_request
     def check_token() -> None:
@@ -87,28 +151,36 @@ def register(app: Flask, token: str) -> None:
 
 def authenticate(app: Flask, req: Request) -> str | None:
     """Check the request's credentials: ``"bearer"``, ``"session"`` or ``"cookie"`` (also set as
-    ``g.auth``), None when it carries none. Raises Unauthorized for bad ones and Forbidden for a
-    cookie-borne change that does not come from our own page."""
+    ``g.auth``), None when it carries none. Raises Unauthorized for bad ones, a 429 ``rate_limited``
+    while the client is past the wrong-token limit, and Forbidden for a cookie-borne change that
+    does not come from our own page."""
     expected: bytes = app.extensions.get(TOKEN, b"")
     header = req.headers.get("Authorization", "")
     if header:
         scheme, _, given = header.partition(" ")
         scheme = scheme.lower()
-        if scheme == "bearer" and expected and hmac.compare_digest(given.strip().encode(), expected):
-            g.auth = "bearer"
-            return g.auth
         sessions: SessionResolver | None = app.extensions.get(SESSIONS)
-        if scheme == "session":
-            if sessions is None:
-                raise Unauthorized("agent sessions are off on this server (sessions.agent.enabled, "
-                                   "sessions.agent.mode)", code="sessions_disabled")
-            agent = sessions.resolve(given.strip())
-            if agent is None:
-                raise Unauthorized("bad, expired or revoked session token", code="bad_session")
-            g.auth, g.session_agent = "session", agent
-            req.environ[SESSION_AGENT] = agent  # for the activity log, which sees the WSGI environ only
-            return g.auth
-        raise Unauthorized("bad token", code="bad_token")
+        if scheme != "session":
+            # A guess at the token, until it is right: a client past the limit is refused even with
+            # the right one (else guessing would go on at full speed), other clients are not.
+            client = forwarded.request_client(req, app) if expected else ""
+            if client:
+                refuse_if_guessing(app, client)
+            if scheme == "bearer" and expected and hmac.compare_digest(given.strip().encode(), expected):
+                g.auth = "bearer"
+                return g.auth
+            if client:
+                count_guess(app, client)
+            raise Unauthorized("bad token", code="bad_token")
+        if sessions is None:
+            raise Unauthorized("agent sessions are off on this server (sessions.agent.enabled, "
+                               "sessions.agent.mode)", code="sessions_disabled")
+        agent = sessions.resolve(given.strip())
+        if agent is None:
+            raise Unauthorized("bad, expired or revoked session token", code="bad_session")
+        g.auth, g.session_agent = "session", agent
+        req.environ[SESSION_AGENT] = agent  # for the activity log, which sees the WSGI environ only
+        return g.auth
     logins: LoginResolver | None = app.extensions.get(LOGINS)
     cookie = req.cookies.get(COOKIE, "")
     if logins is None or not cookie:
@@ -116,9 +188,10 @@ def authenticate(app: Flask, req: Request) -> str | None:
     login = logins.resolve(cookie)
     if login is None:
         return None
-    if req.method not in SAFE_METHODS and not (
+    if changes_state(req) and not (
             same_origin(req) or hmac.compare_digest(req.headers.get(CSRF_HEADER, "").encode(), login.csrf.encode())):
-        raise Forbidden("a cookie-authenticated request that changes something must come from the dashboard "
+        what = "WebSocket" if is_websocket(req) else "request that changes something"
+        raise Forbidden(f"a cookie-authenticated {what} must come from the dashboard "
                         f"(same-origin Origin or Referer, or the {CSRF_HEADER} header)", code="csrf_failed")
     g.auth, g.login = "cookie", login
     return g.auth
@@ -134,3 +207,21 @@ def require_admin(what: str, *, elevated: bool = True) -> None:
     if elevated and how == "cookie" and not current_app.extensions[LOGINS].is_elevated(g.login):
         raise Forbidden(f"type the token again to {what} (POST /api/auth/elevate)", code="elevation_required",
                         details={"hint": "POST /api/auth/elevate {\"token\"}"})
+
+
+def session_agent() -> str | None:
+    """The agent of the request's agent session; None for the operator (bearer, dashboard login,
+    or anyone on a server without a token)."""
+    return g.get("session_agent") if g.get("auth") == "session" else None
+
+
+def own_agent_only(requested: str | None, what: str) -> str | None:
+    """The agent whose records ``what`` may cover: a session's own (another one asked for is 403
+    ``session_forbidden``); for the operator, ``requested`` as it is (None: every agent)."""
+    agent = session_agent()
+    if agent is None:
+        return requested
+    if requested and requested != agent:
+        raise Forbidden(f"an agent session may {what} of its own agent only (the token reads every agent's)",
+                        code="session_forbidden")
+    return agent

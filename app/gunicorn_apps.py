@@ -51,6 +51,14 @@ def apply_settings(app: Any, hooks: dict[str, Any]) -> None:
         app.cfg.set(key, value)
 
 
+def remember_proxies(app: Any, cfg: Any) -> None:
+    """Hand gunicorn's ``forwarded_allow_ips`` (``FORWARDED_ALLOW_IPS``; default this machine) to the
+    Flask app: the proxies whose X-Forwarded-For names the client its rate limits key on."""
+    from .forwarded import remember_trusted
+
+    remember_trusted(app, cfg.forwarded_allow_ips)
+
+
 class BridgeApplication(BaseApplication):
     """Serves ``create_app(config)``; the browser starts in the worker, with the server."""
 
@@ -69,6 +77,7 @@ class BridgeApplication(BaseApplication):
         from .api import create_app
 
         self.flask_app = create_app(self.pt_config, extension_port=self.extension_port)
+        remember_proxies(self.flask_app, self.cfg)
         # POST /shutdown stops the whole server the way a TERM signal would, gracefully.
         self.flask_app.extensions["pinchtab.shutdown"] = lambda: os.kill(os.getppid(), signal.SIGTERM)
         return self.flask_app
@@ -103,6 +112,7 @@ class ServerApplication(BaseApplication):
         from .orchestrator.app import create_server_app
 
         app = create_server_app(self.pt_config)
+        remember_proxies(app, self.cfg)
         # POST /shutdown stops the server (and so its manager and instances) as a TERM signal would.
         app.extensions["pinchtab.shutdown"] = lambda: os.kill(os.getppid(), signal.SIGTERM)
         return app

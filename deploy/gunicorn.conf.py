@@ -4,6 +4,10 @@ One worker: every tab and the browser connection live in that process. gthread: 
 runs apart from requests, so a long navigate is not a hung worker. No preload: the browser
 starts in the worker, not in the master.
 """
+from __future__ import annotations
+
+from typing import Any
+
 bind = "127.0.0.1:9867"
 workers = 1
 worker_class = "app.worker.Worker"  # gthread, keeping a thread on a busy connection (app/worker.py)
@@ -12,3 +16,11 @@ timeout = 120
 graceful_timeout = 10
 keepalive = 5
 preload_app = False
+
+
+def post_worker_init(worker: Any) -> None:
+    """Hand ``forwarded_allow_ips`` to the app: the proxies whose X-Forwarded-For names the client
+    its rate limits key on (what ``pinchtab bridge`` does itself)."""
+    from app.forwarded import remember_trusted
+
+    remember_trusted(worker.wsgi, worker.cfg.forwarded_allow_ips)

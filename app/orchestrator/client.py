@@ -74,10 +74,12 @@ class ManagerClient:
         return self.call("get", {"id": instance_id})
 
     def start(self, profile_id: str | None = None, mode: str | None = None, port: int | None = None,
-              allowed_domains: list[str] | None = None) -> dict[str, Any]:
-        """Launch an instance; ``allowed_domains`` widens security.allowedDomains for it alone."""
+              allowed_domains: list[str] | None = None, owner_agent: str | None = None) -> dict[str, Any]:
+        """Launch an instance; ``allowed_domains`` widens security.allowedDomains for it alone;
+        ``owner_agent``, the agent of the session that asks, is kept as its owner."""
         return self.call("start", {"profileId": profile_id, "mode": mode, "port": port,
-                                   "securityPolicy": {"allowedDomains": list(allowed_domains or [])}}, timeout_s=30.0)
+                                   "securityPolicy": {"allowedDomains": list(allowed_domains or [])},
+                                   "ownerAgent": owner_agent or ""}, timeout_s=30.0)
 
     def stop(self, instance_id: str) -> dict[str, Any]:
         return self.call("stop", {"id": instance_id}, timeout_s=STOP_TIMEOUT_S)

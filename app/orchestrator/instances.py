@@ -192,6 +192,9 @@ class Instance:
     extension_connected: bool = False  # as the bridge last said (GET /extension/info)
     temporary: bool = False  # a profile made for this instance, deleted when it stops
     allowed_domains: tuple[str, ...] = ()  # its start request's securityPolicy.allowedDomains
+    # The agent whose session started it (empty: the operator, or the server itself): that session
+    # may stop or restart it, as the operator's token may any instance.
+    owner_agent: str = ""
     default: bool = False  # the instance shorthand routes go to
     status: str = STARTING
     error: str = ""
@@ -236,6 +239,8 @@ class Instance:
         out["attached"] = self.attached
         if self.allowed_domains:
             out["securityPolicy"] = {"allowedDomains": list(self.allowed_domains)}
+        if self.owner_agent:
+            out["ownerAgent"] = self.owner_agent
         if self.extension:
             # Never the pairing token: records go to every listing, the dashboard and the events.
             out.update(attachType=ATTACH_EXTENSION, extensionPort=self.extension_port,

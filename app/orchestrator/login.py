@@ -3,11 +3,11 @@
 The cookie holds a random login id, never the token; the table keeps only its hash. Each login
 carries a CSRF value (sent back in the login answer) and an elevation time: changes that matter
 most (the config, a shutdown, agent sessions) need the token typed again within the last minutes
-when they come from a cookie. Failed logins are rate-limited per client address.
+when they come from a cookie. Failed logins are rate-limited per client address, in the same count
+as wrong bearer tokens (``app.ratelimit``): both guess the one token.
 """
 from __future__ import annotations
 
-import collections
 import hashlib
 import hmac
 import secrets
@@ -16,9 +16,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..ratelimit import FAILURE_WINDOW_S, FAILURES_PER_WINDOW, FailureLimiter
+
+__all__ = ["FAILURES_PER_WINDOW", "FAILURE_WINDOW_S", "Login", "LoginStore"]
+
 MAX_LOGINS = 200
-FAILURES_PER_WINDOW = 10
-FAILURE_WINDOW_S = 60.0
 
 
 def _digest(value: str) -> bytes:
@@ -42,12 +44,14 @@ class Login:
 class LoginStore:
     """Live dashboard logins and the failed-attempt counters; thread-safe."""
 
-    def __init__(self, *, idle_s: float, max_age_s: float, elevation_s: float, clock: Any = time.time) -> None:
-        """The limits are ``sessions.dashboard``'s (idleTimeoutSec, maxLifetimeSec, elevationWindowSec)."""
+    def __init__(self, *, idle_s: float, max_age_s: float, elevation_s: float, clock: Any = time.time,
+                 limiter: FailureLimiter | None = None) -> None:
+        """The limits are ``sessions.dashboard``'s (idleTimeoutSec, maxLifetimeSec, elevationWindowSec);
+        failed attempts go to ``limiter`` (the app's count of wrong tokens; else one of its own)."""
         self._clock = clock
         self.idle_s, self.max_age_s, self.elevation_s = idle_s, max_age_s, elevation_s
         self._logins: dict[bytes, Login] = {}
-        self._failures: dict[str, collections.deque[float]] = {}
+        self.limiter = limiter or FailureLimiter(clock=clock)
         self._lock = threading.Lock()
 
     def create(self) -> tuple[str, Login]:
@@ -93,22 +97,10 @@ class LoginStore:
 
     def allow_attempt(self, client: str) -> bool:
         """False while ``client`` has failed too often in the last window."""
-        now = self._clock()
-        with self._lock:
-            fails = self._failures.get(client)
-            if fails is None:
-                return True
-            while fails and now - fails[0] >= FAILURE_WINDOW_S:
-                fails.popleft()
-            if not fails:
-                del self._failures[client]
-            return len(fails) < FAILURES_PER_WINDOW
+        return self.limiter.allow(client)
 
     def failed(self, client: str) -> None:
-        with self._lock:
-            if len(self._failures) > 10_000:
-                self._failures.clear()  # bounded: a flood of addresses only resets the counters
-            self._failures.setdefault(client, collections.deque()).append(self._clock())
+        self.limiter.failed(client)
 
     def _lapsed(self, login: Login, now: float) -> bool:
         return now - login.last_seen >= self.idle_s or now - login.created >= self.max_age_s

@@ -99,6 +99,7 @@ CONN_IDLE_S = 60.0
 LOG_TAIL_IN_ERRORS = 5
 BRIDGE_POLL_S = 2.0  # how often an attached bridge's /health is checked
 BRIDGE_MISSES = 2  # unanswered checks in a row before it is marked in error
+MAX_AGENT_ID = 128  # an instance owner's agent id is kept this long at most
 # Where the app package lives, so ``python -m app.clients.cli`` works whatever directory we started in.
 _PACKAGE_ROOT = str(Path(str(__import__("app").__file__)).resolve().parent.parent)
 # The child gets its settings from its config file and its token from us, never from our env.
@@ -270,7 +271,8 @@ class Manager:
             if port is not None and (not isinstance(port, int) or isinstance(port, bool)):
                 raise BadManagerRequest("port must be an integer", details={"field": "port"})
             return self.launch(profile_id=args.get("profileId") or None, mode=args.get("mode") or None,
-                               port=port, allowed_domains=_allowed_domains(args)).record()
+                               port=port, allowed_domains=_allowed_domains(args),
+                               owner_agent=str(args.get("ownerAgent") or "")[:MAX_AGENT_ID]).record()
         if op == "attach":
             return self.handle_attach(args)
         if op == "attach-bridge":
@@ -351,9 +353,10 @@ class Manager:
     # --- launching -------------------------------------------------------------------------------
     def launch(self, profile_id: str | None = None, mode: str | None = None, port: int | None = None,
                default: bool = False, create_profile: bool = False,
-               allowed_domains: tuple[str, ...] = ()) -> Instance:
+               allowed_domains: tuple[str, ...] = (), owner_agent: str = "") -> Instance:
         """Start an instance on a profile (a temporary one without ``profile_id``); returns it starting.
-        ``allowed_domains`` are added to security.allowedDomains for this instance alone.
+        ``allowed_domains`` are added to security.allowedDomains for this instance alone;
+        ``owner_agent`` is the agent whose session asked for it (kept across restarts).
 
         Raises ProfileNotFound, ProfileInUse (another instance or process runs the profile) and
         PortUnavailable.
@@ -387,7 +390,7 @@ class Manager:
             started = time.time()
             inst = Instance(id=instance_id(pid, name, started), profile_id=pid, profile_name=name, port=port,
                             mode=mode, temporary=temporary, default=default, start_time=started,
-                            allowed_domains=allowed_domains)
+                            allowed_domains=allowed_domains, owner_agent=owner_agent)
             self.instances[inst.id] = inst
             if default:
                 self.default_id = inst.id

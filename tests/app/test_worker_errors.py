@@ -44,13 +44,13 @@ def server(server_process: Any) -> Any:
 
 @pytest.mark.e2e
 def test_gunicorns_own_refusals_are_json(server: Any) -> None:
-    status, headers, body = raw_request(server.port, b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: "
+    status, headers, body = raw_request(server.port, b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: "
                                         + b"a" * 10000 + b"\r\n\r\n")
     assert status == 431
     assert headers["content-type"] == "application/json"
     assert json.loads(body)["code"] == "headers_too_large"
 
-    status, headers, body = raw_request(server.port, b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+    status, headers, body = raw_request(server.port, b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     assert status == 414
     assert headers["content-type"] == "application/json"
     assert json.loads(body)["code"] == "uri_too_long"
@@ -63,7 +63,8 @@ def test_gunicorns_own_refusals_are_json(server: Any) -> None:
 
 @pytest.mark.e2e
 def test_405_is_json_and_names_the_allowed_methods(server: Any) -> None:
-    status, headers, body = raw_request(server.port, b"DELETE /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    status, headers, body = raw_request(server.port,
+                                        b"DELETE /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
     assert status == 405
     assert headers["content-type"] == "application/json"
     assert json.loads(body)["code"] == "method_not_allowed"

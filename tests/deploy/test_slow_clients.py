@@ -20,7 +20,8 @@ STALLED = 100
 TIMEOUT_S = 2  # server.headerTimeoutSec and server.bodyTimeoutSec in the tests' config
 CONFIG = {"server": {"headerTimeoutSec": TIMEOUT_S, "bodyTimeoutSec": TIMEOUT_S}}
 HALF_HEAD = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1"  # no end of line, no empty line: the head never ends
-HALF_BODY = b"POST /navigate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"u"
+HALF_BODY = (b"POST /navigate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+             b"Content-Length: 100\r\n\r\n{\"u")
 
 
 def closed_by_server(sock: socket.socket) -> bool:

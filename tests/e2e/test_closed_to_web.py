@@ -121,8 +121,8 @@ def test_a_page_cannot_drive_or_read_the_bridge(attacker: Browser, site2: Any, s
     assert json.loads(config.read_text()) == {"instanceDefaults": {"stealthLevel": "off"}}
     assert bridge.proc.poll() is None and bridge.healthy()
     # DNS rebinding: a page on a name that now resolves to us is refused before any work.
-    assert [r.split(" ")[0] for r in rebound_reads(attacker, bridge.port, ["/tabs", f"/tabs/{known.json()['tabId']}/text"])] \
-        == ["403", "403"]
+    reads = rebound_reads(attacker, bridge.port, ["/tabs", f"/tabs/{known.json()['tabId']}/text"])
+    assert [r.split(" ")[0] for r in reads] == ["403", "403"], reads
     # Real clients: curl-like (no Origin), and the bridge's own answers unchanged.
     assert api.get(f"{bridge.base}/tabs", timeout=10).status_code == 200
     log = (tmp_path / "bridge.log").read_text(errors="replace")
@@ -144,7 +144,8 @@ def test_a_page_cannot_drive_or_read_the_server(attacker: Browser, site2: Any, s
     names = [p["name"] for p in server.get("/profiles", timeout=10).json()]
     assert "planted" not in names
     assert server.proc.poll() is None and server.healthy()
-    assert [r.split(" ")[0] for r in rebound_reads(attacker, server.port, ["/instances", "/profiles"])] == ["403", "403"]
+    reads = rebound_reads(attacker, server.port, ["/instances", "/profiles"])
+    assert [r.split(" ")[0] for r in reads] == ["403", "403"], reads
     # The dashboard's page opens from a link anywhere (it holds no data), and its calls are same-origin.
     tab = page_at(attacker, f"{server.base}/dashboard")
     try:

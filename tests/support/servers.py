@@ -73,9 +73,10 @@ class ServerProcess(ServerSubprocess):
         return self.request("POST", path, **kwargs)
 
     def health(self) -> dict[str, Any]:
-        """GET /health's body; ``{}`` while the server does not answer with JSON."""
+        """GET /health's body as the operator sees it (with the token: the default instance's id and
+        the other details the public answer leaves out); ``{}`` while the server does not answer with JSON."""
         try:
-            return requests.get(self.base + "/health", timeout=2).json()
+            return self.http.get(self.base + "/health", timeout=2).json()
         except (requests.RequestException, ValueError):
             return {}
 

@@ -1,4 +1,8 @@
-"""Server mode's own API: GET /health and /instances (list, start, stop, restart, logs, tabs, attach)."""
+"""Server mode's own API: GET /health and /instances (list, start, stop, restart, logs, tabs, attach).
+
+An agent session that starts an instance is its owner (``ownerAgent``, kept by the manager): the
+session may stop or restart that one; stopping any other takes the operator's token.
+"""
 from __future__ import annotations
 
 import time
@@ -9,7 +13,7 @@ from flask import Response, current_app, jsonify, request
 from ... import auth
 from ...api.responses import PageInfoResponse
 from ...config import Config
-from ...errors import APIError, BadRequest
+from ...errors import APIError, BadRequest, Forbidden
 from ...openapi import Blueprint, package_version
 from ..errors import ManagerUnavailable
 from ..state import server_state
@@ -39,11 +43,18 @@ bp = Blueprint("instances", __name__)
 @bp.response(200, ServerHealthResponse)
 @bp.alt_response(503, schema=ServerHealthResponse, description="the instance manager is not running")
 def health() -> Response | tuple[Response, int]:
-    """The server and its default instance (no token needed)."""
+    """The server and its default instance (no token needed).
+
+    Anyone may ask, so the public answer is the status and counts only: no instance id, no config
+    key, no version. A caller with good credentials (the token, its login cookie) also gets the
+    default instance's id, the version and uptime, the keys saved for a restart and the security
+    summary.
+    """
     st = server_state()
-    body: dict[str, Any] = {"status": "ok", "mode": "dashboard", "version": package_version(),
-                            "uptime": int((time.monotonic() - st.started) * 1000),
-                            "authRequired": bool(st.config.server.token)}
+    known = _authenticated()
+    body: dict[str, Any] = {"status": "ok", "mode": "dashboard", "authRequired": bool(st.config.server.token)}
+    if known:
+        body.update(version=package_version(), uptime=int((time.monotonic() - st.started) * 1000))
     try:
         st.mirror.refresh()  # live: a dead manager must show here, not in the next request
     except ManagerUnavailable as exc:
@@ -52,16 +63,19 @@ def health() -> Response | tuple[Response, int]:
     records = st.mirror.records()
     default = st.mirror.get(st.mirror.default_id or "")
     body["instances"] = len(records)
-    body["defaultInstance"] = {"id": default[0]["id"], "status": default[0]["status"]} if default else None
+    body["running"] = sum(r["status"] == "running" for r in records)
+    # Its status tells a poller when the server can take browser calls; its id is for callers we know.
+    body["defaultInstance"] = None if not default else (
+        {"id": default[0]["id"], "status": default[0]["status"]} if known else {"status": default[0]["status"]})
     body["profiles"] = cached("profiles", lambda: sum(not is_temporary(p["name"]) for p in store().list()))
     agents = agent_count()
     if agents is not None:
         body["agents"] = agents
     reasons = restart_reasons(current_app)
     body["restartRequired"] = bool(reasons)
-    if reasons:
-        body["restartReasons"] = list(reasons)
-    if _authenticated():
+    if known:
+        if reasons:
+            body["restartReasons"] = list(reasons)
         body["security"] = security_summary(st.config)
     return jsonify(body)
 
@@ -115,7 +129,7 @@ def start_instance(req: dict[str, Any]) -> tuple[Response, int]:
     st = server_state()
     policy = req.get("securityPolicy") or {}
     record = st.client.start(profile_id=req["profileId"], mode=req["mode"], port=req["port"],
-                             allowed_domains=policy.get("allowedDomains") or [])
+                             allowed_domains=policy.get("allowedDomains") or [], owner_agent=auth.session_agent())
     st.mirror.refresh()
     return jsonify(record), 201
 
@@ -140,15 +154,31 @@ def instances_metrics() -> Response:
 @bp.post("/instances/<instance_id>/stop")
 @bp.response(200, InstanceRecord)
 def stop_instance(instance_id: str) -> Response:
-    """Stop an instance: shutdown, then SIGTERM, then SIGKILL, each bounded."""
+    """Stop an instance: shutdown, then SIGTERM, then SIGKILL, each bounded. An agent session stops
+    only the instances it started."""
+    _require_owner(instance_id, "stop")
     return jsonify(server_state().client.stop(instance_id))
 
 
 @bp.post("/instances/<instance_id>/restart")
 @bp.response(200, InstanceRecord)
 def restart_instance(instance_id: str) -> Response:
-    """Restart an instance's bridge (same id, profile and port)."""
+    """Restart an instance's bridge (same id, profile and port). An agent session restarts only the
+    instances it started."""
+    _require_owner(instance_id, "restart")
     return jsonify(server_state().client.restart(instance_id))
+
+
+def _require_owner(instance: str | dict[str, Any], what: str) -> None:
+    """Refuse an agent session ``what`` on an instance its agent did not start (403
+    ``session_forbidden``); the operator passes. ``instance``: its id or its record."""
+    agent = auth.session_agent()
+    if agent is None:
+        return
+    record = server_state().client.get(instance) if isinstance(instance, str) else instance  # 404 when unknown
+    if record.get("ownerAgent") != agent:
+        raise Forbidden(f"an agent session may {what} only the instances it started; this one is not its own "
+                        "(the token may)", code="session_forbidden", details={"instanceId": record["id"]})
 
 
 @bp.get("/instances/<instance_id>/logs")
@@ -265,7 +295,7 @@ def start_profile(req: dict[str, Any], ident: str) -> tuple[Response, int]:
     st = server_state()
     policy = req.get("securityPolicy") or {}
     record = st.client.start(profile_id=ident, mode=mode, port=req["port"],
-                             allowed_domains=policy.get("allowedDomains") or [])
+                             allowed_domains=policy.get("allowedDomains") or [], owner_agent=auth.session_agent())
     st.mirror.refresh()
     return jsonify(record), 201
 
@@ -277,6 +307,7 @@ def stop_profile(ident: str) -> Response:
     record = _profile_instance(ident)
     if record is None:
         raise APIError(f"no instance runs profile {ident!r}", status=404, code="instance_not_found")
+    _require_owner(record, "stop")
     return jsonify({**server_state().client.stop(record["id"]), "name": record["profileName"]})
 
 

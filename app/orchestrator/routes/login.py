@@ -13,11 +13,11 @@ from flask import Flask, Response, current_app, g, jsonify, request
 
 from profiles.times import utc_iso
 
-from ... import auth
+from ... import auth, forwarded
 from ...config import Config
 from ...errors import APIError, BadRequest, Forbidden, Unauthorized
 from ...openapi import Blueprint
-from ..login import FAILURE_WINDOW_S, FAILURES_PER_WINDOW, LoginStore
+from ..login import LoginStore
 from .schemas import LoginResponse, LoginSchema
 
 bp = Blueprint("login", __name__)
@@ -29,7 +29,7 @@ def init_app(app: Flask, config: Config) -> LoginStore:
     logout calls through without a token."""
     limits = config.sessions.dashboard
     store = LoginStore(idle_s=limits.idle_timeout_sec, max_age_s=limits.max_lifetime_sec,
-                       elevation_s=limits.elevation_window_sec)
+                       elevation_s=limits.elevation_window_sec, limiter=auth.guess_limiter(app))
     app.extensions[auth.LOGINS] = store
     auth.allow_public(app, lambda req: req.method == "POST" and req.path in PUBLIC_PATHS)
     return store
@@ -48,13 +48,12 @@ def _check_token(given: str) -> None:
     token = current_app.extensions["pinchtab.config"].server.token
     if not token:
         raise APIError("this server has no token: there is nothing to log in to", status=409, code="no_token")
-    client = request.remote_addr or "?"
-    store = logins()
-    if not store.allow_attempt(client):
-        raise APIError("too many failed logins; wait a minute", status=429, code="rate_limited",
-                       details={"windowSec": int(FAILURE_WINDOW_S), "max": FAILURES_PER_WINDOW})
+    # Behind a proxy, the client it forwarded (X-Forwarded-For), not the proxy: else one guesser
+    # would lock every person out, and all of them would share one allowance.
+    client = forwarded.request_client(request)
+    auth.refuse_if_guessing(current_app, client, "too many failed logins from this address")
     if not hmac.compare_digest(given.encode(), token.encode()):
-        store.failed(client)
+        auth.count_guess(current_app, client)
         raise Unauthorized("bad token", code="bad_token")
 
 

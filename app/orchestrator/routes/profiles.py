@@ -3,6 +3,9 @@
 The store is ``profiles.ProfileStore`` (file-backed, one user-data dir each); the activity log is
 the one every browser call appends to. Starting a browser on a profile goes through the
 orchestrator (``/profiles/{id}/start|stop|instance``, registered with the instances routes).
+
+An agent session reads its own agent's activity only, and may not delete or reset a profile (other
+agents' logins live in it): those take the operator's token.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from flask import Response, current_app, jsonify, request
 
 from profiles import ActivityLog, ProfileInfo, ProfileStore
 
+from ...auth import own_agent_only, require_admin
 from ...errors import BadRequest, Forbidden
 from ...openapi import Blueprint
 from .schemas import (
@@ -140,7 +144,8 @@ def update_profile(req: dict[str, Any], ident: str) -> Response:
 @bp.delete("/profiles/<ident>")
 @bp.response(200, ProfileChangedResponse)
 def delete_profile(ident: str) -> Response:
-    """Delete a profile (refused while a browser uses it)."""
+    """Delete a profile (refused while a browser uses it). Not for an agent session."""
+    require_admin("delete profiles", elevated=False)
     info = store().get(ident)
     store().delete(ident)
     return jsonify({"status": "deleted", "id": info["id"], "name": info["name"]})
@@ -149,7 +154,8 @@ def delete_profile(ident: str) -> Response:
 @bp.post("/profiles/<ident>/reset")
 @bp.response(200, ProfileChangedResponse)
 def reset_profile(ident: str) -> Response:
-    """Clear a profile's sessions, caches, cookies and history; keep the profile."""
+    """Clear a profile's sessions, caches, cookies and history; keep the profile. Not for an agent session."""
+    require_admin("reset profiles", elevated=False)
     info = store().reset(ident)
     return jsonify({"status": "reset", "id": info["id"], "name": info["name"]})
 
@@ -158,7 +164,7 @@ def reset_profile(ident: str) -> Response:
 @bp.arguments(ActivityQuerySchema, location="query")
 @bp.response(200, ProfileLogEntry(many=True))
 def profile_logs(req: dict[str, Any], ident: str) -> Response:
-    """What agents did with a profile, newest first."""
+    """What agents did with a profile, newest first (an agent session: what its own agent did)."""
     info = store().get(ident)
     events = _query(profile=info["name"], req=req)
     return jsonify([{"timestamp": e.get("timestamp"), "method": e.get("method"), "endpoint": e.get("path"),
@@ -170,7 +176,9 @@ def profile_logs(req: dict[str, Any], ident: str) -> Response:
 @bp.get("/profiles/<ident>/analytics")
 @bp.response(200, ProfileAnalyticsResponse)
 def profile_analytics(ident: str) -> Response:
-    """A profile's totals: actions, the last 24 h, top hosts and endpoints."""
+    """A profile's totals: actions, the last 24 h, top hosts and endpoints (every agent's: not for an
+    agent session)."""
+    require_admin("read every agent's totals", elevated=False)
     info = store().get(ident)
     stats = activity().analytics(info["name"])
     return jsonify({"totalActions": stats["totalActions"], "last24h": stats["last24h"],
@@ -181,14 +189,16 @@ def profile_analytics(ident: str) -> Response:
 @bp.arguments(ActivityQuerySchema, location="query")
 @bp.response(200, ActivityResponse)
 def api_activity(req: dict[str, Any]) -> Response:
-    """The activity log, filtered by agent, tab, profile, instance, path and time."""
+    """The activity log, filtered by agent, tab, profile, instance, path and time (an agent session:
+    its own agent's entries only)."""
     events = _query(profile=req.get("profile"), req=req)
     return jsonify({"events": events, "count": len(events)})
 
 
 def _query(profile: str | None, req: dict[str, Any]) -> list[dict[str, Any]]:
     try:
-        return activity().query(profile=profile, agent=req.get("agentId"), tab=req.get("tabId"),
+        agent = own_agent_only(req.get("agentId"), "read the activity")
+        return activity().query(profile=profile, agent=agent, tab=req.get("tabId"),
                                 since=req.get("since"), until=req.get("until"), limit=req["limit"],
                                 instance=req.get("instanceId"), path=req.get("path"))
     except (ValueError, OverflowError) as exc:  # OverflowError: a time zone pushes a date past year 1 or 9999

@@ -150,6 +150,8 @@ class InstanceRecord(Schema):
     attached = fields.Boolean(required=True)
     attachType = fields.String(metadata={"enum": ["cdp", "extension", "bridge"]})
     securityPolicy = fields.Dict(metadata={"description": "the instance's own additions: {allowedDomains}"})
+    ownerAgent = fields.String(metadata={"description": "the agent whose session started it: that session may "
+                                                        "stop or restart it (the token may stop any instance)"})
     cdpUrl = fields.String(metadata={"description": "the attached browser's CDP URL, secrets masked"})
     extensionPort = fields.Integer(metadata={"description": "extension instances: the port the extension "
                                                             "connects to (127.0.0.1)"})
@@ -168,23 +170,25 @@ class AttachResponse(InstanceRecord):
 
 
 class DefaultInstance(Schema):
-    id = fields.String(required=True)
+    id = fields.String(metadata={"description": "callers with good credentials only"})
     status = fields.String(required=True)
 
 
 class ServerHealthResponse(Schema):
     status = fields.String(required=True)
     mode = fields.String(required=True)
-    version = fields.String(required=True)
-    uptime = fields.Integer(required=True, metadata={"description": "milliseconds"})
+    version = fields.String(metadata={"description": "callers with good credentials only"})
+    uptime = fields.Integer(metadata={"description": "milliseconds; callers with good credentials only"})
     authRequired = fields.Boolean(required=True)
     instances = fields.Integer(required=True)
+    running = fields.Integer(metadata={"description": "instances running now"})
     defaultInstance = fields.Nested(DefaultInstance, required=True, allow_none=True)
     reason = fields.String()
     profiles = fields.Integer()
     agents = fields.Integer(metadata={"description": "agents seen in the last 24 h (activity log)"})
     restartRequired = fields.Boolean()
-    restartReasons = fields.List(fields.String(), metadata={"description": "config keys saved, awaiting a restart"})
+    restartReasons = fields.List(fields.String(), metadata={"description": "config keys saved, awaiting a restart; "
+                                                                          "callers with good credentials only"})
     security = fields.Dict(metadata={"description": "authenticated callers only: level, bind, allowedDomains, "
                                                     "idpiEnabled, enabledSensitiveEndpoints, guardsDown"})
 

@@ -14,7 +14,7 @@ from typing import Any
 from flask import Flask, Response, current_app, jsonify
 
 from ...api.responses import StatusResponse
-from ...auth import require_admin
+from ...auth import own_agent_only, require_admin, session_agent
 from ...errors import APIError, NotFound
 from ...openapi import Blueprint
 from .. import config_edit
@@ -204,14 +204,21 @@ def agent_count() -> int | None:
 @bp.arguments(AgentsQuerySchema, location="query")
 @bp.response(200, AgentSummary(many=True))
 def list_agents(req: dict[str, Any]) -> Response:
-    """Agents seen in the last 24 hours (from the activity log), most recent first."""
+    """Agents seen in the last 24 hours (from the activity log), most recent first (an agent session:
+    its own agent only)."""
+    mine = session_agent()
+    if mine is not None:
+        found = _agents(1000).get(mine)
+        return jsonify([found] if found else [])
     return jsonify(list(_agents(req["limit"]).values()))
 
 
 @bp.get("/api/agents/<agent_id>")
 @bp.response(200, AgentSummary)
 def get_agent(agent_id: str) -> Response:
-    """One agent's summary over the last 24 hours, with its latest calls (``recent``)."""
+    """One agent's summary over the last 24 hours, with its latest calls (``recent``); an agent
+    session reads its own only."""
+    own_agent_only(agent_id, "read the activity")
     summary = _agents(1000).get(agent_id)
     if summary is None:
         raise NotFound(f"no agent {agent_id!r} in the last 24 hours of activity", code="agent_not_found")

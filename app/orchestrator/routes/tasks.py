@@ -3,7 +3,8 @@
 A task is a browser call (``/action``, ``/navigate``, ...) queued instead of sent; it runs as
 that very request through this app, as its agent (``X-Agent-Id``), so it is routed, checked and
 answered exactly as the direct call would be. Only browser routes may be queued: the server's
-own (config, sessions, shutdown) never run under the scheduler's credentials.
+own (config, sessions, shutdown) never run under the scheduler's credentials. An agent session
+sees and cancels its own agent's tasks only (their answers hold what the agent read).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 from flask import Flask, Response, current_app, g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
+from ...auth import own_agent_only
 from ...errors import BadRequest, Forbidden
 from ...openapi import Blueprint
 from ..scheduler import Scheduler, Task
@@ -80,20 +82,29 @@ def submit(req: dict[str, Any]) -> tuple[Response, int]:
 @bp.response(200, TaskRecord(many=True))
 def list_tasks(req: dict[str, Any]) -> Response:
     """Tasks, newest first (filter by agent and status)."""
-    return jsonify([t.record() for t in scheduler().list(req.get("agentId"), req.get("status"), req["limit"])])
+    agent = own_agent_only(req.get("agentId"), "list the tasks")
+    return jsonify([t.record() for t in scheduler().list(agent, req.get("status"), req["limit"])])
+
+
+def _task(task_id: str) -> Task:
+    """The task, if the caller may see it: an agent session, its own agent's only."""
+    task = scheduler().get(task_id)
+    own_agent_only(task.agent_id, "read or cancel the tasks")
+    return task
 
 
 @bp.get("/tasks/<task_id>")
 @bp.response(200, TaskRecord)
 def get_task(task_id: str) -> Response:
     """One task: its status and, once run, the call's answer (``result``)."""
-    return jsonify(scheduler().get(task_id).record())
+    return jsonify(_task(task_id).record())
 
 
 @bp.delete("/tasks/<task_id>")
 @bp.response(200, TaskRecord)
 def cancel_task(task_id: str) -> Response:
     """Cancel a queued task (409 once it runs)."""
+    _task(task_id)
     return jsonify(scheduler().cancel(task_id).record())
 
 

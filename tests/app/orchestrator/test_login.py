@@ -152,10 +152,12 @@ def test_cookie_flags_and_csrf_rules_for_cookie_borne_changes(server, shared_tok
     url = server.base + "/api/config"
     assert requests.get(server.base + "/instances", cookies=jar, timeout=10).status_code == 200
     # A change with the cookie alone, or from another site's page, is refused.
-    for headers in ({}, {"Origin": "http://evil.example"}, {"Referer": "http://evil.example/x"},
-                    {"X-CSRF-Token": "guess"}):
+    for headers in ({}, {"Referer": "http://evil.example/x"}, {"X-CSRF-Token": "guess"}):
         bad = requests.put(url, json={}, cookies=jar, headers=headers, timeout=10)
         assert bad.status_code == 403 and bad.json()["code"] == "csrf_failed", (headers, bad.text)
+    # Another site's Origin is refused in front of every route (app.web_origin), before the cookie is read.
+    bad = requests.put(url, json={}, cookies=jar, headers={"Origin": "http://evil.example"}, timeout=10)
+    assert bad.status_code == 403 and bad.json()["code"] == "origin_not_allowed", bad.text
     for headers in ({"Origin": server.base}, {"Referer": server.base + "/dashboard"}, {"X-CSRF-Token": csrf}):
         ok = requests.put(url, json={}, cookies=jar, headers=headers, timeout=10)
         assert ok.status_code == 200, (headers, ok.text)

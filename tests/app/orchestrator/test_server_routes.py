@@ -41,7 +41,9 @@ def test_health_has_the_originals_fields_and_the_security_summary_only_for_calle
     anonymous = requests.get(server.base + "/health", timeout=5).json()
     assert anonymous["profiles"] >= 1 and isinstance(anonymous["restartRequired"], bool)
     assert "agents" in anonymous and "security" not in anonymous
+    assert "id" not in anonymous["defaultInstance"] and "version" not in anonymous  # counts and status only
     known = server.get("/health").json()
+    assert known["defaultInstance"]["id"].startswith("inst_") and known["version"]
     sec = known["security"]
     assert sec["bind"] == "127.0.0.1" and "attach" in sec["enabledSensitiveEndpoints"]
     assert sec["idpiEnabled"] is True and sec["guardsDown"] is False and isinstance(sec["allowedDomains"], list)
@@ -185,8 +187,10 @@ def test_config_is_redacted_changed_live_or_saved_for_a_restart(server, shared_t
     assert r.json()["details"]["keys"] == ["timeouts.actionSec"]
     saved = json.loads(Path(server.config_path).read_text())
     assert saved["timeouts"]["actionSec"] == 45 and "token" not in saved.get("server", {})
-    h = requests.get(server.base + "/health", timeout=5).json()
+    h = server.get("/health").json()
     assert h["restartRequired"] is True and h["restartReasons"] == ["timeouts.actionSec"]
+    public = requests.get(server.base + "/health", timeout=5).json()
+    assert public["restartRequired"] is True and "restartReasons" not in public  # no config keys for anyone
 
 
 # --- the task queue ----------------------------------------------------------------------------------
