@@ -1,6 +1,6 @@
 """The housekeeping verbs of ``pinchtab``: ``help``, ``version``, ``completion``, ``doctor``,
-``dashboard``, ``daemon install|start|stop|status`` (a systemd user unit), and the small menu that
-plain ``pinchtab`` opens on a terminal.
+``dashboard``, ``daemon [install|uninstall|start|stop|restart|status]`` (a systemd user unit), and the
+small menu that plain ``pinchtab`` opens on a terminal.
 """
 from __future__ import annotations
 
@@ -14,11 +14,13 @@ import sys
 import webbrowser
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from ..config import ConfigError, load_config
 from ..files import write_atomic
 from . import completion
-from .cli_config import config_path
+from .cli_config import config_path, copy_to_clipboard
+from .cli_server import listening
 from .rest import ClientError
 
 __all__ = ["menu", "register", "version"]
@@ -118,13 +120,30 @@ def doctor(args: argparse.Namespace) -> int:
 
 
 def _dashboard(args: argparse.Namespace) -> int:
+    """Print the dashboard's URL (the server the CLI talks to, ``--port`` replacing its port), put the
+    token on the clipboard for the login page (never on the screen, nor in the URL), and open it on
+    a desktop unless ``--no-open``."""
     from .cli_verbs import client_for
 
     client, _ = client_for(args)
-    url = f"{client.base_url}/dashboard"
-    print(url)
-    if sys.stdout.isatty():
-        webbrowser.open(url)
+    parts = urlsplit(client.base_url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or (443 if parts.scheme == "https" else 80)
+    port = getattr(args, "port", None) or port
+    netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    url = urlunsplit((parts.scheme, netloc, "/dashboard", "", ""))
+    if not listening(host, port):
+        print("Warning: the dashboard does not seem to be running; start it with: pinchtab server (or "
+              "pinchtab daemon start)", file=sys.stderr)
+    print(f"Dashboard: {url}")
+    auth = client.authorization or ""
+    if auth.startswith("Bearer "):
+        copied = copy_to_clipboard(auth.removeprefix("Bearer "))
+        print("  Token copied to clipboard: paste it on the login page." if copied else
+              "  Token could not be copied to clipboard (it is not shown here; see the config's server.token).")
+    if not getattr(args, "no_open", False) and sys.stdout.isatty() and webbrowser.open(url):
+        print("  Opened in your browser.")
+    else:
+        print(f"  Open this URL in your browser: {url}")
     return 0
 
 
@@ -162,11 +181,22 @@ def unit_text() -> str:
     ])
 
 
+def systemd_missing() -> str:
+    """Why there is no systemd service manager to run the unit ("" when there is one): no
+    ``systemctl``, or a machine (a container, say) not booted with systemd."""
+    if not shutil.which("systemctl"):
+        return "systemctl not found"
+    if not Path("/run/systemd/system").is_dir():  # what sd_booted() checks
+        return "this system was not booted with systemd"
+    return ""
+
+
 def _systemctl(*words: str) -> int:
+    missing = systemd_missing()
     systemctl = shutil.which("systemctl")
-    if not systemctl:
-        print("Error: systemctl not found: `pinchtab daemon` needs systemd (run `pinchtab server` instead)",
-              file=sys.stderr)
+    if missing or not systemctl:
+        print(f"Error: {missing or 'systemctl not found'}: `pinchtab daemon` needs a systemd service manager (run "
+              "`pinchtab server` instead)", file=sys.stderr)
         return 1
     try:
         return subprocess.run([systemctl, "--user", *words], timeout=_SYSTEMCTL_TIMEOUT_S).returncode
@@ -177,8 +207,20 @@ def _systemctl(*words: str) -> int:
 
 
 def daemon(args: argparse.Namespace) -> int:
+    """``daemon`` alone reports; the words act on the unit (``install`` refuses without systemd, unless
+    ``--no-reload`` asks for the file only; ``uninstall`` of nothing is not an error)."""
     path = unit_path()
+    if args.how is None:
+        missing = systemd_missing()
+        print(f"unit: {path} ({'installed' if path.exists() else 'not installed: pinchtab daemon install'})")
+        print(f"service manager: {'systemd' if not missing else missing}")
+        return 0
     if args.how == "install":
+        missing = systemd_missing()
+        if missing and not args.no_reload:
+            print(f"Error: {missing}: `pinchtab daemon install` needs a systemd service manager (run "
+                  "`pinchtab server` instead, or write the unit file only with --no-reload)", file=sys.stderr)
+            return 1
         write_atomic(path, unit_text().encode(), mode=0o644, what=UNIT_NAME)
         print(f"Wrote {path}")
         if args.no_reload:
@@ -189,6 +231,8 @@ def daemon(args: argparse.Namespace) -> int:
             return 0
         print("Start it with: pinchtab daemon start (and `systemctl --user enable pinchtab` to start at login)")
         return 0
+    if args.how == "uninstall":
+        return _uninstall(path)
     if not path.exists():
         print(f"Error: {path} is not installed; run: pinchtab daemon install", file=sys.stderr)
         return 1
@@ -198,15 +242,33 @@ def daemon(args: argparse.Namespace) -> int:
     return _systemctl(args.how, UNIT_NAME)
 
 
+def _uninstall(path: Path) -> int:
+    """Stop and disable the service (where systemd runs), then remove its unit."""
+    if not path.exists():
+        print(f"{UNIT_NAME} is not installed ({path}): nothing to remove")
+        return 0
+    if not systemd_missing() and _systemctl("disable", "--now", UNIT_NAME) != 0:
+        print(f"Warning: could not stop and disable {UNIT_NAME}; removing its unit anyway", file=sys.stderr)
+    path.unlink()
+    if not systemd_missing():
+        _systemctl("daemon-reload")
+    print(f"Removed {path}")
+    return 0
+
+
 # --------------------------------------------------------------------------
 # The menu plain `pinchtab` opens on a terminal
 
 
 def menu(parser: argparse.ArgumentParser, run_server: Callable[[], int]) -> int:
     """A few choices for a person who typed ``pinchtab``: start, dashboard, config, quit."""
+    def run(*words: str) -> int:
+        args = parser.parse_args(list(words))
+        return int(args.run(args))
+
     choices = (("Start the server", run_server),
-               ("Open the dashboard", lambda: _dashboard(parser.parse_args(["dashboard"]))),
-               ("Show the config", lambda: subprocess_free_config()),
+               ("Open the dashboard", lambda: run("dashboard")),
+               ("Show the config", lambda: run("config", "show")),
                ("Quit", lambda: 0))
     print(f"pinchtab {version()}")
     for i, (label, _) in enumerate(choices, 1):
@@ -220,12 +282,6 @@ def menu(parser: argparse.ArgumentParser, run_server: Callable[[], int]) -> int:
         if answer.isdigit() and 1 <= int(answer) <= len(choices):
             return choices[int(answer) - 1][1]()
         print("Please type a number from 1 to 4.")
-
-
-def subprocess_free_config() -> int:
-    from .cli_config import config
-
-    return config(argparse.Namespace(what="show", args=[], force=False))
 
 
 def register(sub: argparse._SubParsersAction, parser: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:
@@ -242,8 +298,11 @@ def register(sub: argparse._SubParsersAction, parser: argparse.ArgumentParser, c
     p.add_argument("what", nargs="?", choices=("browser", "browsers"), help=argparse.SUPPRESS)
     p.set_defaults(run=doctor, command="doctor")
     p = sub.add_parser("dashboard", help="print the dashboard's URL (and open it on a desktop)", parents=[common])
+    p.add_argument("--no-open", action="store_true", help="only print the URL, do not open a browser")
+    p.add_argument("--port", type=int, help="the dashboard's port (default: the server's)")
     p.set_defaults(run=_dashboard, command="dashboard")
-    p = sub.add_parser("daemon", help="run the server as a systemd user service: install|start|stop|status")
-    p.add_argument("how", choices=("install", "start", "stop", "status"))
+    p = sub.add_parser("daemon", help="run the server as a systemd user service: "
+                                      "install|uninstall|start|stop|restart|status (alone: a summary)")
+    p.add_argument("how", nargs="?", choices=("install", "uninstall", "start", "stop", "restart", "status"))
     p.add_argument("--no-reload", action="store_true", help="install: do not run systemctl daemon-reload")
     p.set_defaults(run=daemon, command="daemon")

@@ -1,7 +1,7 @@
 """The rest of the browser verbs: network, route, cookies, storage, state, clipboard, cache, record,
-set (emulation), frame, annotate, capture, download, upload, instance, activity, audit, compare,
-scrape, session. Each is a thin client of one REST route (reference §1.11-§1.19, §7); most print
-the server's JSON, as the original does, and a few a terse line.
+set (emulation), frame, annotate, capture, download, upload, instance, activity, compare, scrape,
+session (and audit, from :mod:`app.clients.cli_audit`). Each is a thin client of one REST route
+(reference §1.11-§1.19, §7); most print the server's JSON, as the original does, and a few a terse line.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic
+from . import cli_audit
 from .cli_output import table
 from .cli_verbs import Ctx, UsageError, Verb, Verbs, normalize_url, save
 
@@ -124,70 +125,103 @@ def cookies(ctx: Ctx) -> None:
         ctx.out.json(ctx.get("/cookies", {"url": ctx.args.url, "name": ctx.args.name}))
 
 
+def _flag_or_word(ctx: Ctx, flag: str, rest: list[str], usage: str) -> tuple[str | None, list[str]]:
+    """The value of ``--<flag>`` (the original's form), else the first word after the subcommand
+    (ours); the words left. Both at once is ambiguous, so a usage error."""
+    value = ctx.opt(flag)
+    if value is None:
+        return (rest[0], rest[1:]) if rest else (None, rest)
+    if rest:
+        raise UsageError(usage)
+    return value, rest
+
+
+_STORAGE_USAGE = ("pinchtab storage get [--key K] | set <key> <value> | delete [--key K] | clear [--all] "
+                  "[--type local|session]")
+
+
 def storage(ctx: Ctx) -> None:
-    """``storage get [key]``, ``storage set <key> <value>``, ``storage delete <key>``, ``storage clear``."""
-    words = _words(ctx, "pinchtab storage get [key] | set <key> <value> | delete <key> | clear [--type local|session]")
-    what, rest, kind = words[0], words[1:], ctx.args.type
-    if what == "get":
-        ctx.out.json(ctx.get("/storage", {"type": kind, "key": rest[0] if rest else None}))
-    elif what == "set" and len(rest) == 2:
+    """``storage get [key]``, ``storage set <key> <value>``, ``storage delete [key]``, ``storage clear``;
+    the key also as ``--key K``; ``--all`` is both storages."""
+    words = _words(ctx, _STORAGE_USAGE)
+    what, rest = words[0], words[1:]
+    kind = "all" if ctx.args.all else ctx.args.type
+    if what == "set" and len(rest) == 2 and ctx.args.key is None:
         ctx.out.json(ctx.post("/storage", {"key": rest[0], "value": rest[1], "type": kind or "local"}))
-    elif what == "delete" and len(rest) == 1:
-        # One key lives in one storage: local, as `set` writes it, unless --type says session.
-        ctx.out.json(ctx.raw("DELETE", "/storage", body={"key": rest[0], "type": kind or "local"}).json())
-    elif what == "clear" and not rest:
-        ctx.out.json(ctx.raw("DELETE", "/storage", body={"type": kind or "all"}).json())
+        return
+    if what not in ("get", "delete", "clear"):
+        raise UsageError(_STORAGE_USAGE)
+    key, rest = _flag_or_word(ctx, "key", rest, _STORAGE_USAGE)
+    if rest or (what == "clear" and key is not None):
+        raise UsageError(_STORAGE_USAGE)
+    if what == "get":
+        ctx.out.json(ctx.get("/storage", {"type": kind if kind != "all" else None, "key": key}))
+    elif what == "delete":
+        # One key lives in one storage: local, as `set` writes it, unless --type says session;
+        # without a key, delete empties that storage (as the original's).
+        body: dict[str, Any] = {"type": kind or "local", **({"key": key} if key is not None else {})}
+        ctx.out.json(ctx.raw("DELETE", "/storage", body=body).json())
     else:
-        raise UsageError("pinchtab storage get [key] | set <key> <value> | delete <key> | clear")
+        ctx.out.json(ctx.raw("DELETE", "/storage", body={"type": kind or "all"}).json())
+
+
+_STATE_USAGE = ("pinchtab state list | save [--name N] [--encrypt] | load --name N | show --name N | "
+                "delete --name N | clean [--older-than H]  (the name may also follow the subcommand)")
 
 
 def state(ctx: Ctx) -> None:
     """Saved browser state: ``list``, ``save [name]``, ``load <name>``, ``show <name>``, ``delete <name>``,
-    ``clean [--older-than-hours N]``."""
-    words = _words(ctx, "pinchtab state list | save [name] | load <name> | show <name> | delete <name> | clean")
-    what, rest = words[0], words[1:]
+    ``clean [--older-than-hours N]``; the name also as ``--name N``. ``load`` takes a name's prefix
+    too (the newest match wins)."""
+    words = _words(ctx, _STATE_USAGE)
+    what = words[0]
+    name, rest = _flag_or_word(ctx, "name", words[1:], _STATE_USAGE)
     tab_id = ctx.tab()
+    on_tab = {"tabId": tab_id} if tab_id else {}
+    if rest or (name is None and what in ("load", "show", "delete")) or (name is not None and what in (
+            "list", "clean")):
+        raise UsageError(_STATE_USAGE)
     if what == "list":
         ctx.out.json(ctx.client.get("/state/list"))
     elif what == "save":
-        body: dict[str, Any] = {"tabId": tab_id} if tab_id else {}
-        if rest:
-            body["name"] = rest[0]
+        body: dict[str, Any] = {**on_tab, **({"name": name} if name else {})}
         if ctx.args.encrypt:
             body["encrypt"] = True
         ctx.out.json(ctx.client.post("/state/save", body))
-    elif what == "load" and rest:
-        ctx.out.json(ctx.client.post("/state/load", {"name": rest[0], **({"tabId": tab_id} if tab_id else {})}))
-    elif what == "show" and rest:
-        ctx.out.json(ctx.client.get("/state/show", {"name": rest[0]}))
-    elif what == "delete" and rest:
-        ctx.out.json(ctx.client.request("DELETE", "/state", params={"name": rest[0]}).json())
+    elif what == "load":
+        ctx.out.json(ctx.client.post("/state/load", {"name": name, **on_tab}))
+    elif what == "show":
+        ctx.out.json(ctx.client.get("/state/show", {"name": name}))
+    elif what == "delete":
+        ctx.out.json(ctx.client.request("DELETE", "/state", params={"name": name}).json())
     elif what == "clean":
         ctx.out.json(ctx.client.post("/state/clean", {"olderThanHours": ctx.args.older_than_hours}))
     else:
-        raise UsageError("pinchtab state list | save [name] | load <name> | show <name> | delete <name> | clean")
+        raise UsageError(_STATE_USAGE)
 
 
 def clipboard(ctx: Ctx) -> None:
-    """The server's shared clipboard: ``read``/``paste`` print the text, ``write``/``copy <text>`` OK."""
+    """The server's shared clipboard: ``read``/``paste`` print the text, ``write``/``copy <text>`` say
+    ``Clipboard updated`` (the original's confirmation)."""
     words = _words(ctx, "pinchtab clipboard read | write <text> | copy <text> | paste")
     what, rest = words[0], words[1:]
     if what in ("read", "paste") and not rest:
         reply = ctx.client.get(f"/clipboard/{what}")
         ctx.out.answer(reply, reply.get("text", ""))
     elif what in ("write", "copy") and rest:
-        ctx.out.answer(ctx.client.post(f"/clipboard/{what}", {"text": " ".join(rest)}), "OK")
+        ctx.out.answer(ctx.client.post(f"/clipboard/{what}", {"text": " ".join(rest)}), "Clipboard updated")
     else:
         raise UsageError("pinchtab clipboard read | write <text> | copy <text> | paste")
 
 
 def cache(ctx: Ctx) -> None:
-    """``cache clear`` or ``cache status``."""
+    """``cache clear`` prints OK; ``cache status`` ``can-clear`` or ``cache-empty`` (the JSON with --json)."""
     what = _words(ctx, "pinchtab cache clear|status")[0]
     if what == "clear":
-        ctx.out.json(ctx.client.post("/cache/clear"))
+        ctx.out.answer(ctx.client.post("/cache/clear"), "OK")
     elif what == "status":
-        ctx.out.json(ctx.client.get("/cache/status"))
+        reply = ctx.client.get("/cache/status")
+        ctx.out.answer(reply, "can-clear" if reply.get("canClear") else "cache-empty")
     else:
         raise UsageError("pinchtab cache clear|status")
 
@@ -350,7 +384,7 @@ def instance(ctx: Ctx) -> None:
 
 
 def activity(ctx: Ctx) -> None:
-    """GET /api/activity (``activity tab <id>`` for one tab's)."""
+    """GET /api/activity (``activity tab <id>`` for one tab's), as JSON: what scripts read."""
     words = list(ctx.args.words)
     params: dict[str, Any] = {"limit": ctx.args.limit, "ageSec": ctx.args.age_sec or None,
                               "agentId": ctx.opt("agent_filter")}
@@ -358,21 +392,7 @@ def activity(ctx: Ctx) -> None:
         params["tabId"] = words[1]
     elif words:
         raise UsageError("pinchtab activity [tab <id>] [--limit N] [--age-sec N]")
-    reply = ctx.client.get("/api/activity", params)
-    if ctx.out.as_json:
-        ctx.out.json(reply)
-        return
-    ctx.out.line(table(reply.get("events") or [], ("timestamp", "agentId", "method", "path", "status", "tabId")))
-
-
-def audit(ctx: Ctx) -> None:
-    """POST /audit/page for one URL, /audit for several: the report as JSON."""
-    urls = [normalize_url(u) for u in ctx.args.urls]
-    if len(urls) == 1:
-        reply = ctx.client.post("/audit/page", {"url": urls[0]})
-    else:
-        reply = ctx.client.post("/audit", {"urls": urls})
-    ctx.out.json(reply)
+    ctx.out.json(ctx.client.get("/api/activity", params))
 
 
 def compare(ctx: Ctx) -> None:
@@ -464,10 +484,15 @@ def register(v: Verbs) -> None:
     p = _words_verb(v, "storage", "the page's local/session storage: get|set|delete|clear", storage,
                     ("get", "set", "delete", "clear"))
     p.add_argument("--type", choices=("local", "session"))
+    p.add_argument("--key", metavar="K", help="get|delete: this key (or give it after the subcommand)")
+    p.add_argument("--all", action="store_true", help="delete|clear: both local and session storage")
     p = _words_verb(v, "state", "saved browser state: list|save|load|show|delete|clean", state,
                     ("list", "save", "load", "show", "delete", "clean"))
-    p.add_argument("--encrypt", action="store_true", help="save: encrypt with PINCHTAB_STATE_KEY")
-    p.add_argument("--older-than-hours", type=float, default=24, help="clean: files older than this (default 24)")
+    p.add_argument("--name", metavar="N", help="save|load|show|delete: the state's name (load: or its prefix); "
+                                               "or give it after the subcommand")
+    p.add_argument("--encrypt", action="store_true", help="save: encrypt with the configured state key")
+    p.add_argument("--older-than-hours", "--older-than", dest="older_than_hours", type=float, default=24,
+                   metavar="H", help="clean: files older than this (default 24)")
     _words_verb(v, "clipboard", "the shared clipboard: read|write|copy|paste", clipboard,
                 ("read", "write", "copy", "paste"))
     _words_verb(v, "cache", "the browser cache: clear|status", cache, ("clear", "status"))
@@ -515,8 +540,7 @@ def register(v: Verbs) -> None:
     p = _words_verb(v, "activity", "recent API activity (server mode); activity tab <id>", activity)
     p.add_argument("--limit", type=int, default=200)
     p.add_argument("--age-sec", type=int, default=0)
-    p = v.add("audit", "audit pages: broken assets, console, accessibility, timing", audit)
-    p.add_argument("urls", nargs="+", metavar="URL")
+    cli_audit.register(v)
     p = v.add("compare", "audit a live and a staging URL side by side", compare)
     p.add_argument("live")
     p.add_argument("staging")

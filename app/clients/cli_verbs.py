@@ -27,7 +27,7 @@ from .cli_state import TabState
 from .rest import Client, ClientError, connect
 
 __all__ = ["Ctx", "UsageError", "Verb", "Verbs", "add_global_options", "bool_flags", "client_for", "normalize_url",
-           "register", "save", "target"]
+           "register", "save", "server_only", "target"]
 
 _REF = re.compile(r"(?:ref:)?(e\d+)")
 _TAB_PROBE_TIMEOUT_S = 2.0
@@ -310,7 +310,7 @@ def bool_flags(argv: list[str]) -> list[str]:
     return out
 
 
-_BOOL_FLAG_NAMES = ("--interactive", "--compact", "--with-bounds")
+_BOOL_FLAG_NAMES = ("--interactive", "--compact", "--with-bounds", "--screenshot", "--network-monitor")
 
 
 def snap(ctx: Ctx) -> None:
@@ -319,9 +319,12 @@ def snap(ctx: Ctx) -> None:
     as_json = ctx.out.as_json or a.full or a.compact is False
     fmt = "text" if a.text else "json" if as_json else "compact"
     interactive = a.interactive is not False and not a.full
-    reply = ctx.raw("GET", "/snapshot", params={
+    # The tab as ?tabId=, not /tabs/{id}/snapshot: the route the original's clients call, which the
+    # activity log records and scripts look for (`activity tab <id>` lists a /snapshot event).
+    reply = ctx.client.request("GET", "/snapshot", params={
         "filter": "interactive" if interactive else "all", "format": fmt, "diff": a.diff or None,
-        "maxTokens": a.max_tokens, "selector": a.selector or a.scope, "depth": a.depth, "after": a.after})
+        "maxTokens": a.max_tokens, "selector": a.selector or a.scope, "depth": a.depth, "after": a.after,
+        "tabId": ctx.tab()})
     if fmt == "json":
         ctx.out.json(reply.json())
     else:
@@ -729,15 +732,16 @@ def tab(ctx: Ctx) -> None:
 
 
 def close_tab(ctx: Ctx, tab_id: str | None) -> None:
+    """POST /close; OK (the JSON with --json)."""
     tab_id = tab_id or ctx.tab()
     reply = ctx.client.post("/close", {"tabId": tab_id} if tab_id else {})
     if ctx.anonymous:
         ctx.tabs.forget(reply.get("tabId") or tab_id)
-    ctx.out.json(reply)
+    ctx.out.answer(reply, "OK")
 
 
 def close(ctx: Ctx) -> None:
-    """POST /close (default: the current tab)."""
+    """POST /close (default: the current tab); OK."""
     close_tab(ctx, _tab_ref(ctx, ctx.args.id) if ctx.args.id else None)
 
 
@@ -777,18 +781,24 @@ def health(ctx: Ctx) -> int:
     return 0
 
 
+def server_only(ctx: Ctx, method: str, path: str, body: dict[str, Any] | None = None, *, what: str = "") -> Any:
+    """A call only ``pinchtab server`` answers (instances, profiles): a bridge's 404 said plainly."""
+    try:
+        return ctx.client.request(method, path, body=body).json()
+    except ClientError as exc:
+        if exc.status in (404, 405):
+            need = f"; {what} needs `pinchtab server`" if what else ""
+            raise ClientError(f"{ctx.client.base_url} has no {path}: it is a bridge (one browser); instances "
+                              f"and profiles are served by `pinchtab server`{need}", status=exc.status,
+                              code=exc.code) from None
+        raise
+
+
 def server_list(path: str, columns: tuple[str, ...]) -> Verb:
     """``instances`` and ``profiles``: a table (JSON with --json); server mode only."""
 
     def show(ctx: Ctx) -> None:
-        try:
-            reply = ctx.client.get(path)
-        except ClientError as exc:
-            if exc.status in (404, 405):
-                raise ClientError(f"{ctx.client.base_url} has no {path}: it is a bridge (one browser); instances "
-                                  "and profiles are served by `pinchtab server`", status=exc.status,
-                                  code=exc.code) from None
-            raise
+        reply = server_only(ctx, "GET", path)
         rows = reply if isinstance(reply, list) else next(
             (v for v in reply.values() if isinstance(v, list)), None) if isinstance(reply, dict) else None
         if ctx.out.as_json or rows is None:

@@ -3,12 +3,15 @@ command against a real bridge (gunicorn, Chromium) that wants a token, so every 
 token is sent. Each test has its own HOME and state dir, so the CLI's remembered tab starts empty."""
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,7 @@ import pytest
 import requests
 from support import ROOT
 from support.agent import ref_of
-from support.servers import BridgeProcess
+from support.servers import BridgeProcess, ServerProcess
 from support.waits import wait_until
 
 from app.clients.cli_server import listening
@@ -202,13 +205,16 @@ def test_tabs_focus_close_and_an_agent_keeps_its_own_tab(cli, site):
     assert re.search(r"^e\d+ button Submit$", out, re.M) and "Title: E2E Test - Form" in out
     assert json.loads(cli.ok("tab", first))["focused"] is True
     assert cli.ok("title") == "Orders\n"  # `tab <id>` made it the CLI's current tab
-    assert json.loads(cli.ok("close", second))["closed"] is True
+    assert cli.ok("close", second) == "OK\n"
     assert second not in cli.ok("tabs")
     mine = cli.ok("--agent-id", "agent-7", "nav", site.url("form.html")).strip()
     assert cli.state_file.read_text().strip() == first  # an identified caller's tab is the server's to keep
     assert cli.ok("title", "--agent-id", "agent-7") == "E2E Test - Form\n"
     assert cli.ok("title", env={"PINCHTAB_AGENT_ID": "agent-7"}) == "E2E Test - Form\n"
     assert cli.ok("title") == "Orders\n" and mine != first
+    third = cli.ok("nav", site.url("links.html"), "--new-tab").strip()
+    assert json.loads(cli.ok("tab", "close", third, "--json"))["closed"] is True
+    assert third not in cli.ok("tabs")
 
 
 def test_a_remembered_tab_that_was_closed_is_forgotten(cli, site):
@@ -254,12 +260,19 @@ def test_cookies_state_and_dialog_verbs(cli, site):
     cli.ok("eval", "document.cookie = 'flavour=oat; path=/'")
     cookies = json.loads(cli.ok("cookies"))["cookies"]
     assert any(c["name"] == "flavour" and c["value"] == "oat" for c in cookies)
-    saved = json.loads(cli.ok("state", "save", "cli-state"))
+    saved = json.loads(cli.ok("state", "save", "--name", "cli-state"))
     assert saved["name"] == "cli-state"
     assert "cli-state" in json.dumps(json.loads(cli.ok("state", "list")))
-    shown = json.loads(cli.ok("state", "show", "cli-state"))
+    shown = json.loads(cli.ok("state", "show", "--name", "cli-state"))
     assert any(c["name"] == "flavour" for c in shown["cookies"])
-    assert json.loads(cli.ok("state", "delete", "cli-state"))["deleted"] == "cli-state"
+    assert json.loads(cli.ok("state", "show", "cli-state")) == shown  # the name as a word: the same
+    assert json.loads(cli.ok("state", "load", "--name", "cli-st"))["name"] == "cli-state"  # a prefix
+    for bad in (("show",), ("load", "cli-state", "--name", "cli-state"), ("list", "--name", "x")):
+        res = cli("state", *bad)
+        assert res.returncode == 2 and res.stderr.startswith("Usage: pinchtab state list"), bad
+    res = cli("state", "save", "--name", "sealed", "--encrypt")  # no key configured: refused, nothing saved
+    assert res.returncode == 1 and "state_key_required" in res.stderr
+    assert json.loads(cli.ok("state", "delete", "--name", "cli-state"))["deleted"] == "cli-state"
     assert json.loads(cli.ok("cookies", "clear"))["status"] == "cleared"
     assert json.loads(cli.ok("cookies"))["cookies"] == []
     res = cli("dialog", "accept")
@@ -270,9 +283,18 @@ def test_thin_verbs_for_storage_clipboard_network_emulation_frames_and_handoff(c
     tab = cli.ok("nav", site.url("form.html")).strip()
     assert json.loads(cli.ok("storage", "set", "colour", "teal"))
     assert "teal" in cli.ok("storage", "get", "colour")
-    cli.ok("storage", "clear")
-    assert "teal" not in cli.ok("storage", "get")
-    assert cli.ok("clipboard", "write", "hello", "world") == "OK\n"
+    assert "teal" in cli.ok("storage", "get", "--type", "local", "--key", "colour")
+    cli.ok("storage", "set", "mood", "calm", "--type", "session")
+    cli.ok("storage", "delete", "--key", "colour", "--type", "local")
+    left = cli.ok("storage", "get")
+    assert "teal" not in left and "calm" in left
+    assert cli("storage", "get", "--key", "colour", "mood").returncode == 2
+    cli.ok("storage", "set", "colour", "teal")
+    cli.ok("storage", "clear", "--all")
+    left = cli.ok("storage", "get")
+    assert "teal" not in left and "calm" not in left
+    assert cli.ok("clipboard", "write", "hello", "world") == "Clipboard updated\n"
+    assert json.loads(cli.ok("clipboard", "write", "hello", "world", "--json"))["success"] is True
     assert cli.ok("clipboard", "read") == "hello world\n"
     rows = cli.ok("network").splitlines()
     assert rows[0].split() == ["REQUESTID", "METHOD", "STATUS", "RESOURCETYPE", "URL"]
@@ -334,9 +356,48 @@ def test_upload_audit_and_cache_verbs(cli, site, tmp_path):
     assert json.loads(cli.ok("upload", "notes.txt", "-s", "#single"))["files"] == 1
     assert "single:notes.txt:18:hello from the cli" in cli.ok("text", "-s", "#chosen")
     assert cli("upload", "missing.txt").returncode == 1
-    assert json.loads(cli.ok("cache", "status"))["canClear"] is True
-    report = json.loads(cli.ok("audit", site.url("site_a11y_good.html")))
-    assert report["url"].endswith("site_a11y_good.html") and report["accessibilityScore"] == 100
+    assert cli.ok("cache", "status") == "can-clear\n"
+    assert json.loads(cli.ok("cache", "status", "--json"))["canClear"] is True
+    assert cli.ok("cache", "clear") == "OK\n" and cli.ok("cache", "clear") == "OK\n"  # again: the same
+
+
+def test_audit_summary_report_and_rendered_files(cli, site, tmp_path):
+    good = site.url("site_a11y_good.html")
+    out = cli.ok("audit", good)
+    assert re.fullmatch(rf"Audited 1 page\(s\) · summary score \d+ · 0 broken asset\(s\) · 0 failed page\(s\)\n"
+                        rf"  {re.escape(good)} · ok\n", out), out
+    report = json.loads(cli.ok("audit", good, "--screenshot=false", "--json"))
+    page = report["pages"][0]
+    assert page["url"] == good and page["browser"]["accessibilityScore"] == 100 and "screenshot" not in page["browser"]
+    shop = site.url("site_shop/index.html")
+    res = cli("audit", shop, "--output-dir", "out", "--format", "md")
+    assert res.returncode == 0 and res.stdout.startswith("Audited 1 page(s)"), res.stderr
+    assert res.stderr == f"report written to {Path('out') / 'report.json'}\n"
+    written = json.loads((tmp_path / "out" / "report.json").read_text())
+    shot = written["pages"][0]["browser"]["screenshotPath"]
+    assert shot == "screenshots/page-001.png" and "screenshot" not in written["pages"][0]["browser"]
+    assert (tmp_path / "out" / shot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert md.startswith("# Site Audit Report\n") and "\n## Summary\n" in md and "\n## Broken Assets\n" in md
+    assert "missing-logo.png" in md and f"![{shop}](screenshots/page-001.png)" in md
+    cli.ok("audit", shop, "--output-dir", "out", "--format", "html")
+    page_html = (tmp_path / "out" / "report.html").read_text()
+    assert "<style>" in page_html and 'src="screenshots/page-001.png"' in page_html and "missing-logo.png" in page_html
+    assert "<script" not in page_html  # self-contained, and nothing of the page's runs in it
+    inline = cli.ok("audit", shop, "--format", "html")  # on stdout: the screenshot inline
+    assert inline.startswith("<!DOCTYPE html>") and 'src="data:image/png;base64,' in inline
+    listed = json.loads(cli.ok("audit", site.url("site_shop/sitemap.xml"), "--sitemap", "--screenshot=false",
+                               "--network-monitor=false", "--json"))
+    assert {p["url"].rsplit("/", 1)[-1] for p in listed["pages"]} == {"about.html", "a.html"}
+    assert "networkRequests" not in listed["pages"][0]["browser"]
+    (tmp_path / "bad.json").write_text("{definitely not JSON")
+    res = cli("audit", good, "--cookies-file", "bad.json")
+    assert res.returncode == 2 and "the cookies file bad.json is not valid JSON" in res.stderr
+    res = cli("audit", good, "--cookie", "novalue")
+    assert res.returncode == 2 and "--cookie wants name=value" in res.stderr
+    res = cli("audit", good, "--profile", "default")  # a bridge runs one browser: no instances to pick from
+    assert res.returncode == 1 and "audit --profile needs `pinchtab server`" in res.stderr
+    assert cli("audit", good, "--format", "pdf").returncode == 2
 
 
 def test_record_scrape_compare_and_the_rest_of_storage_state_and_clipboard(cli, site):
@@ -354,7 +415,7 @@ def test_record_scrape_compare_and_the_rest_of_storage_state_and_clipboard(cli, 
     cli.ok("storage", "delete", "colour")
     left = cli.ok("storage", "get")
     assert "XL" in left and "teal" not in left
-    assert cli.ok("clipboard", "copy", "copied", "text") == "OK\n"
+    assert cli.ok("clipboard", "copy", "copied", "text") == "Clipboard updated\n"
     assert cli.ok("clipboard", "paste") == "copied text\n"
     cli.ok("eval", "document.cookie = 'kept=yes; path=/'")
     cli.ok("state", "save", "cli-load")
@@ -362,7 +423,7 @@ def test_record_scrape_compare_and_the_rest_of_storage_state_and_clipboard(cli, 
     loaded = json.loads(cli.ok("state", "load", "cli-load"))
     assert loaded["name"] == "cli-load", loaded
     assert any(c["name"] == "kept" for c in json.loads(cli.ok("cookies"))["cookies"])
-    cleaned = json.loads(cli.ok("state", "clean", "--older-than-hours", "0"))
+    cleaned = json.loads(cli.ok("state", "clean", "--older-than", "0"))
     assert "cli-load" not in json.dumps(json.loads(cli.ok("state", "list"))), cleaned
 
     pages = json.loads(cli.ok("scrape", site.url("site_shop/index.html"), "--max-pages", "3"))["pages"]
@@ -457,10 +518,86 @@ def test_nav_starts_the_local_server_when_none_answers(tmp_path, site, monkeypat
         sessions = json.loads(cli("session", "list").stdout)
         assert [s["agentId"] for s in sessions] == ["bot-1"]
         assert json.loads(cli("session", "revoke", sessions[0]["id"]).stdout)["status"] == "revoked"
-        events = json.loads(cli("activity", "--json").stdout)["events"]
+        events = json.loads(cli("activity").stdout)["events"]
         assert any(e.get("path") == "/navigate" for e in events)
-        assert cli("activity").stdout.startswith("TIMESTAMP")
     finally:
         if pid:
             os.killpg(int(pid.group(1)), signal.SIGTERM)
             wait_until(lambda: not listening("127.0.0.1", port), timeout_s=45, interval_s=0.1)
+
+
+@pytest.fixture
+def cookie_page() -> Iterator[tuple[str, list[str]]]:
+    """A page on its own origin that keeps the Cookie header of each request for it: what the
+    browser sent, seen from the site's side."""
+    seen: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path.startswith("/page.html"):
+                seen.append(self.headers.get("Cookie", ""))
+            data = b"<!doctype html><html lang=en><title>Cookie page</title><h1>Hello</h1></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name="cookie-page", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/page.html", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_activity_and_audit_routing_in_server_mode(site, cookie_page, tmp_path, monkeypatch, capsys):
+    home = tmp_path / "server-home"
+    home.mkdir()
+    server = ServerProcess(home, config={"security": {"allowCookies": True}}, token=TOKEN)
+    try:
+        server.wait_ready()
+        cli = in_process(monkeypatch, capsys, {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+                                               "PINCHTAB_SERVER": server.base, "PINCHTAB_TOKEN": TOKEN})
+
+        def ok(*args: str) -> str:
+            res = cli(*args)
+            assert res.returncode == 0, f"pinchtab {' '.join(args)} exited {res.returncode}: {res.stderr}"
+            return res.stdout
+
+        # activity prints the server's JSON; `activity tab <id>` only that tab's events.
+        tab = ok("nav", site.url("form.html")).strip()
+        assert json.loads(ok("snap", "--tab", tab, "--full"))["nodes"]
+        assert ok("click", "--tab", tab, "#agree") == "OK\n"
+        events = json.loads(ok("activity", "--limit", "100"))["events"]
+        assert any(e.get("tabId") == tab and e.get("path") == f"/tabs/{tab}/action" for e in events), events
+        mine = json.loads(ok("activity", "--limit", "100", "tab", tab))["events"]
+        assert mine and all(e.get("tabId") == tab for e in mine)
+        assert any(e.get("path") == "/snapshot" for e in mine), mine  # snap --tab calls /snapshot?tabId=
+        assert json.loads(ok("activity", "--limit", "1"))["events"]
+
+        # --cookie: a temporary instance of its own, the cookie set there first, gone afterwards.
+        url, seen = cookie_page
+        default = json.loads(ok("instances", "--json"))[0]
+        report = json.loads(ok("audit", url, "--cookie", "test=e2evalue", "--screenshot=false", "--json"))
+        assert [p["url"] for p in report["pages"]] == [url] and not report["pages"][0].get("error")
+        assert seen and "test=e2evalue" in seen[-1], seen
+        after = json.loads(ok("instances", "--json"))
+        assert [i["id"] for i in after if i["status"] in ("starting", "running")] == [default["id"]], after
+        json.loads(ok("audit", url, "--screenshot=false", "--json"))
+        assert "e2evalue" not in seen[-1]  # nothing leaked into the default instance
+        # --profile: the run goes to the instance of that profile.
+        report = json.loads(ok("audit", url, "--profile", default["profileName"], "--screenshot=false", "--json"))
+        assert len(report["pages"]) == 1 and not report["pages"][0].get("error")
+        res = cli("audit", url, "--profile", "nosuch-profile")
+        assert res.returncode == 1 and "no running instance for profile 'nosuch-profile'" in res.stderr
+        res = cli("audit", url, "--profile", default["profileName"], "--cookie", "a=b")
+        assert res.returncode == 2 and "cannot be combined" in res.stderr
+    finally:
+        server.stop()

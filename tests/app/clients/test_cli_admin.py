@@ -103,6 +103,11 @@ def test_completion_scripts_come_from_the_parser_table(cli):
         assert f"'{name}:" in zsh
     assert "--snap-diff" in re.search(r"^\s+nav\|.*$", bash, re.M).group(0)
     assert "get set delete clear" in re.search(r"^\s+storage\) opts='(.*)'", bash, re.M).group(1)
+    for verb, flags in (("storage", ("--key", "--all")), ("state", ("--name", "--older-than")),
+                        ("dashboard", ("--no-open", "--port")), ("config", ("--print", "--json")),
+                        ("audit", ("--output-dir", "--cookie", "--no-screenshot"))):
+        opts = re.search(rf"^\s+{verb}\) opts='(.*)'", bash, re.M).group(1).split()
+        assert set(flags) <= set(opts), (verb, opts)
     assert "new close handoff resume handoff-status" in re.search(r"^\s+tab\) opts='(.*)'", bash, re.M).group(1)
     script = cli.home / "pt.bash"
     script.write_text(bash)
@@ -138,15 +143,26 @@ def test_zsh_completion_runs_in_zsh_and_finds_the_verb_past_global_options(cli):
     assert "--agent-id" in zsh_offers(function, "--a")
 
 
-def test_config_commands_validate_before_they_write(cli):
+def fake_clipboard(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ``wl-copy`` first on PATH that keeps what it is given in a file: the desktop clipboard, seen."""
+    tools = home / "clip-bin"
+    tools.mkdir(exist_ok=True)
+    tool = tools / "wl-copy"
+    tool.write_text(f"#!/bin/sh\ncat > {home / 'clipboard.txt'}\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    return home / "clipboard.txt"
+
+
+def test_config_commands_validate_before_they_write(cli, monkeypatch):
     path = Path(cli.ok("config", "path").strip())
     assert path == cli.home / ".pinchtab" / "config.json" and not path.exists()
-    assert cli.ok("config", "validate").startswith("OK:")
+    assert cli.ok("config", "validate").startswith("Config file is valid: ")
     assert cli.ok("config", "init").startswith("Wrote ")
-    token = cli.ok("config", "token").strip()
-    assert len(token) >= 24 and json.loads(path.read_text())["server"]["token"] == token
+    token = json.loads(path.read_text())["server"]["token"]
+    assert len(token) >= 24
     assert cli("config", "init").returncode == 1  # never overwrites without --force
-    assert cli.ok("config", "set", "server.port", "9911") == "server.port = 9911\n"
+    assert cli.ok("config", "set", "server.port", "9911") == "Set server.port = 9911\n"
     assert cli.ok("config", "get", "server.port") == "9911\n"
     before = path.read_text()
     res = cli("config", "set", "server.port", "not-a-port")
@@ -156,11 +172,63 @@ def test_config_commands_validate_before_they_write(cli):
     cli.ok("config", "patch", '{"security": {"allowEvaluate": true}}')
     assert cli.ok("config", "get", "security.allowEvaluate") == "true\n"
     assert cli.ok("config", "get", "server.port") == "9911\n"  # a patch merges
-    shown = json.loads(cli.ok("config", "show"))
-    assert shown["server"]["port"] == 9911 and shown["server"]["token"] != token  # masked
-    schema = json.loads(cli.ok("config", "schema"))
+    # A list setting takes (and reads back as) comma-separated values, or JSON.
+    assert cli.ok("config", "set", "security.attach.allowHosts", "127.0.0.1, localhost") == \
+        "Set security.attach.allowHosts = 127.0.0.1,localhost\n"
+    assert json.loads(path.read_text())["security"]["attach"]["allowHosts"] == ["127.0.0.1", "localhost"]
+    assert cli.ok("config", "get", "security.attach.allowHosts") == "127.0.0.1,localhost\n"
+    cli.ok("config", "set", "security.attach.allowHosts", '["::1"]')
+    assert cli.ok("config", "get", "security.attach.allowHosts") == "::1\n"
+    # A string setting keeps digits as text; a secret is never printed back.
+    assert cli.ok("config", "set", "server.token", "12345678") == "Set server.token = ***\n"
+    assert json.loads(path.read_text())["server"]["token"] == "12345678"
+    assert cli.ok("config", "get", "server.token") == "***\n"
+    assert json.loads(cli.ok("--json", "config", "show")) == json.loads(cli.ok("config", "show", "--json"))
+    shown = json.loads(cli.ok("config", "show", "--json"))
+    assert shown["server"]["port"] == 9911 and shown["server"]["token"] != "12345678"  # masked
+    overview = cli.ok("config", "show")
+    assert re.search(r"^Server\n  port: +9911$", overview, re.M) and re.search(r"^Browser$", overview, re.M)
+    assert re.search(r"^Instance Defaults$", overview, re.M) and "12345678" not in overview
+    assert cli.ok("config") == overview  # `config` alone shows it
+    assert re.fullmatch(r"https://raw\.githubusercontent\.com/pinchtab/pinchtab/main/schema/config\.json\n",
+                        cli.ok("config", "schema"))
+    schema = json.loads(cli.ok("config", "schema", "--print"))
+    assert schema["$id"] == cli.ok("config", "schema").strip()
+    assert schema["$schema"] == "http://json-schema.org/draft-07/schema#"
     assert schema["properties"]["server"]["properties"]["port"]["type"] == "integer"
     assert not [p for p in path.parent.iterdir() if p.name.startswith(".")]  # no temp files left
+    path.write_text(json.dumps({"server": {"port": 99999}, "multiInstance": {"strategy": "magical"}}))
+    res = cli("config", "validate")
+    assert res.returncode == 2 and res.stdout.startswith(f"Config file has an error: {path}\n  - server.port")
+
+
+def test_config_token_goes_to_the_clipboard_never_to_the_screen(cli, monkeypatch):
+    cli.ok("config", "init")
+    cli.ok("config", "set", "server.token", "tok-secret-123")
+    clipboard = fake_clipboard(cli.home, monkeypatch)
+    out = cli.ok("config", "token")
+    assert out == "Token copied to clipboard.\n" and clipboard.read_text() == "tok-secret-123"
+    monkeypatch.setenv("PATH", str(cli.home / "no-tools"))  # no clipboard tool at all
+    out = cli.ok("config", "token")
+    assert out.startswith("Clipboard unavailable; token not shown") and "tok-secret-123" not in out
+    cli.ok("config", "set", "server.token", "")
+    res = cli("config", "token")
+    assert res.returncode == 1 and "token is empty" in res.stderr and res.stdout == ""
+
+
+def test_config_commands_on_a_named_file_that_is_missing(cli, monkeypatch):
+    named = cli.home / "elsewhere" / "config.json"
+    named.parent.mkdir()
+    monkeypatch.setenv("PINCHTAB_CONFIG", str(named))
+    out = cli.ok("config", "show")  # the defaults, said to be so
+    assert out.startswith(f"Current configuration (env > file > defaults): {named} (not present: the defaults)")
+    assert re.search(r"^  port: +9867$", out, re.M)
+    assert cli.ok("config", "get", "server.port") == "9867\n"
+    res = cli("config", "validate")  # the server would refuse it: so does validate
+    assert res.returncode == 2 and "config file not found" in res.stdout
+    assert cli.ok("config", "set", "server.port", "8080") == "Set server.port = 8080\n"
+    assert json.loads(named.read_text()) == {"server": {"port": 8080}}
+    assert cli.ok("config", "validate") == f"Config file is valid: {named}\n"
 
 
 def test_security_down_opens_the_main_gates_and_up_closes_them(cli):
@@ -179,11 +247,24 @@ def test_daemon_install_writes_a_systemd_user_unit(cli):
     assert re.search(r"^ExecStart=.*\bserver$", text, re.M) and "WantedBy=default.target" in text
     res = cli("daemon", "status", "--bogus")
     assert res.returncode == 2
+    assert cli("daemon", "bogus-command").returncode == 2
+    assert cli.ok("daemon").startswith(f"unit: {unit} (installed)\n")
 
 
-def test_daemon_without_a_unit_says_how_to_install_it(cli):
+def test_daemon_without_systemd_reports_and_refuses_to_install(cli, monkeypatch):
+    unit = cli.home / "xdg-config" / "systemd" / "user" / "pinchtab.service"
+    monkeypatch.setenv("PATH", str(cli.home / "no-tools"))  # no systemctl here
+    out = cli.ok("daemon")  # alone: a summary, exit 0
+    assert out == f"unit: {unit} (not installed: pinchtab daemon install)\nservice manager: systemctl not found\n"
     res = cli("daemon", "start")
     assert res.returncode == 1 and "pinchtab daemon install" in res.stderr
+    res = cli("daemon", "install")
+    assert res.returncode == 1 and "systemctl not found" in res.stderr and "--no-reload" in res.stderr
+    assert not unit.exists()
+    assert cli.ok("daemon", "uninstall").endswith("nothing to remove\n")
+    cli.ok("daemon", "install", "--no-reload")
+    assert cli("daemon", "restart").returncode == 1
+    assert cli.ok("daemon", "uninstall") == f"Removed {unit}\n" and not unit.exists()
 
 
 def test_plain_pinchtab_on_a_terminal_opens_a_menu(cli, monkeypatch):
@@ -193,7 +274,7 @@ def test_plain_pinchtab_on_a_terminal_opens_a_menu(cli, monkeypatch):
     monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
     out = cli.ok()
     assert "1) Start the server" in out and "4) Quit" in out and "Please type a number" in out
-    assert json.loads(out[out.index("{"):])["server"]["port"] == 9867  # choice 3: the config
+    assert re.search(r"^Server\n  port: +9867$", out, re.M)  # choice 3: the config
     answers = iter(["4"])
     assert cli().returncode == 0
 
@@ -205,8 +286,25 @@ def test_doctor_checks_config_browser_and_server(cli):
     out = cli.ok("doctor", "--server", server)
     assert re.search(r"^✓ config: ", out, re.M) and re.search(r"^✓ browser: /\S+", out, re.M)
     assert re.search(rf"^- server: http://{server}: cannot reach", out, re.M)
-    assert cli.ok("dashboard", "--server", server) == f"http://{server}/dashboard\n"
     (cli.home / ".pinchtab").mkdir(exist_ok=True)
     (cli.home / ".pinchtab" / "config.json").write_text('{"server": {"port": "nope"}}')
     res = cli("doctor", "--server", server)
     assert res.returncode == 1 and "✗ config" in res.stdout
+
+
+def test_dashboard_prints_its_url_and_puts_the_token_on_the_clipboard(cli, monkeypatch):
+    from bench.processes import free_port
+
+    server = f"127.0.0.1:{free_port()}"
+    clipboard = fake_clipboard(cli.home, monkeypatch)
+    monkeypatch.setenv("PINCHTAB_TOKEN", "dash-secret")
+    res = cli("dashboard", "--server", server, "--no-open")
+    assert res.returncode == 0 and "does not seem to be running" in res.stderr
+    assert res.stdout == (f"Dashboard: http://{server}/dashboard\n  Token copied to clipboard: paste it on the login "
+                          f"page.\n  Open this URL in your browser: http://{server}/dashboard\n")
+    assert clipboard.read_text() == "dash-secret"
+    out = cli.ok("dashboard", "--server", server, "--no-open", "--port", "4444")
+    assert out.startswith("Dashboard: http://127.0.0.1:4444/dashboard\n") and server not in out
+    monkeypatch.setenv("PATH", str(cli.home / "no-tools"))
+    out = cli.ok("dashboard", "--server", server, "--no-open")
+    assert "Token could not be copied to clipboard" in out and "dash-secret" not in out
