@@ -1,5 +1,6 @@
 """The defence against indirect prompt injection (IDPI): text in a web page written to steer the
-agent that reads it. Pure: the routes hand it URLs and text (see :mod:`app.api.idpi_hooks`).
+agent that reads it. Pure: the routes hand it URLs and text (see :mod:`app.api.idpi_hooks`);
+navigations are judged by :mod:`app.navigation_policy`, which asks :func:`check_domain`.
 
 Three parts, each switched by ``security.idpi.*``:
 
@@ -247,19 +248,21 @@ class Policy:
 
 
 # --- navigation ------------------------------------------------------------------------------------
-def check_domain(url: str, policy: Policy) -> Verdict:
+def check_domain(url: str | urls.URL, policy: Policy) -> Verdict:
     """Whether ``url`` is on the navigation allowlist (``about:blank`` always is).
 
+    ``url`` may come parsed already (:func:`app.urls.parse`), so a navigation reads it once.
     A URL with no host (``file:``) cannot be matched against a list, so it is a threat whenever a
     list is in force.
     """
     allowed = policy.allowed_domains
     if not policy.enabled or not allowed or "*" in (d.strip() for d in allowed):
         return CLEAN
-    if url.strip().lower() == "about:blank":
+    text = url.text if isinstance(url, urls.URL) else url
+    if text.strip().lower() == "about:blank":
         return CLEAN
     try:
-        host = urls.parse(url).host
+        host = url.host if isinstance(url, urls.URL) else urls.parse(url).host
     except urls.BadURL:
         host = ""
     if not host:

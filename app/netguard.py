@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -130,6 +129,17 @@ def is_internal_ip(ip: IPAddress | str) -> bool:
 # Cloud metadata services: refused whatever a list names (they hand out credentials).
 METADATA_IPS = frozenset(ipaddress.ip_address(a) for a in ("169.254.169.254", "169.254.170.2", "100.100.100.200",
                                                            "fd00:ec2::254"))
+
+
+def is_metadata_ip(ip: IPAddress | str) -> bool:
+    """Whether ``ip`` is a cloud metadata service's address (or an IPv6 one carrying it)."""
+    if isinstance(ip, str):
+        try:
+            ip = ipaddress.ip_address(ip.split("%", 1)[0])
+        except ValueError:
+            return False
+    embedded = _embedded_ipv4(ip) if isinstance(ip, ipaddress.IPv6Address) else None
+    return (embedded or ip) in METADATA_IPS
 
 
 def is_never_allowed_ip(ip: IPAddress | str) -> bool:
@@ -256,55 +266,5 @@ def check_host(host: str, policy: Policy) -> None:
                         INTERNAL, host)
 
 
-# --- navigation: pages the browser opens for an agent -------------------------------------------------
+# --- name resolution the app's routes share --------------------------------------------------------
 RESOLVER_EXTENSION = "pinchtab.resolver"  # app.extensions key of the resolver the routes use (tests stub it)
-NAVIGATION_RESOLVE_S = 5.0  # a name that does not resolve in time is left to the browser to fail on
-
-
-def check_navigation_host(host: str, allowlist: Sequence[str], resolver: Resolver = system_resolver,
-                          timeout_s: float = NAVIGATION_RESOLVE_S) -> None:
-    """Whether the browser may open a page on ``host`` (a canonical host); raise UnsafeURL if not.
-
-    Unlike a download, the browser itself fetches here, so the machine's own pages (loopback,
-    ``localhost``) are always fine: they are what people develop against. But:
-
-    * cloud metadata addresses are refused whatever the list says (they hand out credentials);
-    * with ``security.allowedDomains`` a list (not empty, not ``*``), a host the list does not
-      match must not be, or resolve to, a private or internal address: a page off the list could
-      otherwise steer the agent into the network behind the server. Hosts the list matches may be
-      intranet ones. A name that does not resolve is left to the browser (it answers 502).
-    """
-    ip = _literal(host)
-    if ip is not None and _is_metadata(ip):
-        raise UnsafeURL("navigation target is a cloud metadata address", INTERNAL, host)
-    if (ip is not None and ip.is_loopback) or (ip is None and is_local_name(host)):
-        return
-    entries = [e.strip() for e in allowlist if e.strip()]
-    if not entries or "*" in entries or host_allowed(host, entries):
-        return
-    addresses = [str(ip)] if ip is not None else _resolve_within(resolver, host, timeout_s)
-    internal = [a for a in addresses if is_internal_ip(a)]
-    if internal:
-        shown = host if ip is not None else f"{host} resolves to {internal[0]}"
-        raise UnsafeURL(f"navigation target resolves to blocked private/internal IP ({shown}); list the host in "
-                        f"security.allowedDomains to allow it", INTERNAL, host)
-
-
-def _is_metadata(ip: IPAddress) -> bool:
-    embedded = _embedded_ipv4(ip) if isinstance(ip, ipaddress.IPv6Address) else None
-    return (embedded or ip) in METADATA_IPS
-
-
-def _resolve_within(resolver: Resolver, host: str, timeout_s: float) -> list[str]:
-    """``resolver(host)``, or [] when it does not answer within ``timeout_s`` (getaddrinfo has no deadline)."""
-    answer: list[list[str]] = []
-    done = threading.Event()
-
-    def run() -> None:
-        try:
-            answer.append(list(resolver(host)))
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name="resolve-navigation", daemon=True).start()
-    return answer[0] if done.wait(timeout_s) and answer else []

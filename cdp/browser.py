@@ -69,6 +69,9 @@ class Browser:
         self._gate: threading.Semaphore | None = None  # see limit_parallel
         self._gone: Exception | None = None
         self._scripts = world_scripts()
+        # Why a page one of our tabs opens must not run, given its URL (None: it may). The app's
+        # navigation policy; cdp knows none. Unset, every popup runs.
+        self.url_check: Callable[[str], str | None] | None = None
 
     @property
     def attached(self) -> bool:
@@ -321,6 +324,8 @@ class Browser:
         tab.extra_setup = lambda frame: self._session_setup(tab, frame)
         tab.auto_accept_dialogs = self.dialog_auto_accept
         tab.gate = self._gate
+        if paused and self.url_check is not None:
+            self._judge_first_url(tab, self.url_check)  # before its session is ours: no event comes earlier
         conn.claim(session_id, tab)
         try:
             tab.run(lambda: self._setup(tab, resume=paused), timeout_s)
@@ -335,6 +340,41 @@ class Browser:
         tab.title = info.get("title", "")
         tab.navigated = tab.url not in ("", "about:blank")
         return tab
+
+    def _judge_first_url(self, tab: Tab, check: Callable[[str], str | None]) -> None:
+        """Close a popup whose first real URL ``check`` refuses, as its main frame starts to go there.
+
+        Chrome holds a new page with no URL to judge yet (about:blank, or none): the opener's
+        window.open or link names it only as the page starts navigating. So the first navigation of
+        its main frame (the frame whose id is the target's) to anything but about:blank is judged,
+        on the popup's worker, before any job of an agent can run there.
+        """
+        judged = False
+
+        def started(session_id: str, p: dict[str, Any]) -> None:
+            nonlocal judged
+            url = p.get("url") or ""
+            if judged or session_id != tab.session_id or p.get("frameId") != tab.id or url in ("", "about:blank"):
+                return
+            judged = True
+            reason = check(url)
+            if reason:
+                self._close_refused(tab, reason)
+
+        tab.on("Page.frameStartedNavigating", started)
+
+    def _close_refused(self, tab: Tab, reason: str) -> None:
+        """(The tab's worker: sends only.) Close a page the app refuses and forget it at once, so no
+        request can reach it while Chrome closes it."""
+        log.warning("closed page %s, which one of our tabs opened: %s", tab.id[:8], reason)
+        with self._lock:
+            self._tabs.pop(tab.id, None)
+            self._targets.pop(tab.id, None)
+        conn = self.conn
+        if conn is not None and not conn.closed:
+            conn.send("Target.closeTarget", {"targetId": tab.id})
+            conn.release(tab.session_id)
+        tab.fail(TargetClosed(f"tab {tab.id} was closed: {reason}"))
 
     def _session_setup(self, tab: Tab, frame: bool) -> list[tuple[str, dict[str, Any]]]:
         """The commands each session of ``tab`` runs at setup beyond the basics: stealth, the

@@ -9,12 +9,12 @@ from flask import Flask, Response, g, request
 
 from cdp.browser import Browser
 
-from .. import activity, auth, errors, web_origin
+from .. import activity, auth, errors, netguard, web_origin
 from ..config import Config, load_config
 from ..debug import init_debug
 from ..jsonprovider import JSONProvider
 from ..openapi import init_api
-from . import caller_gone, idpi_hooks, tab_policy
+from . import caller_gone, engines, idpi_hooks, tab_policy
 from .browser_state import BrowserState, Caller
 
 
@@ -33,7 +33,10 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
         from ..extension.bridge import serve_extension
 
         browser_factory = serve_extension(app, config, extension_port)
-    state = BrowserState(config, browser_factory)
+    # Names resolve through the app's resolver, looked up when used: tests put a stub in its place.
+    state = BrowserState(config, browser_factory,
+                         resolver=lambda host: app.extensions.get(netguard.RESOLVER_EXTENSION,
+                                                                  netguard.system_resolver)(host))
     app.extensions["pinchtab"] = state
     app.extensions["pinchtab.config"] = config
 
@@ -42,6 +45,7 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
     auth.register(app, config.server.token)
     caller_gone.register(app)  # a request whose client left stops waiting for (and skips) its tab work
     idpi_hooks.register(app, config)  # the prompt-injection policy's warnings on responses
+    engines.register(app)  # ?browser= names an engine on every route, checked as navigate's field is
 
     from .routes import (
         actions,

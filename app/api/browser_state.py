@@ -19,8 +19,10 @@ from cdp.errors import BrowserGone, CDPError, CDPTimeout, LaunchError, TargetClo
 from cdp.network import NetworkOptions
 from cdp.tab import Tab
 
+from .. import netguard
 from ..config import Config
-from ..errors import Conflict, NotFound, Unavailable
+from ..errors import BadRequest, Conflict, Forbidden, NotFound, Unavailable
+from ..navigation_policy import NavigationPolicy
 from . import tab_policy
 from .tab_guards import TabGuards
 
@@ -53,9 +55,12 @@ def network_options(c: Config) -> NetworkOptions:
 class BrowserState:
     """Owns the browser and the current-tab bookkeeping of one bridge process."""
 
-    def __init__(self, config: Config, browser_factory: Callable[[], Browser] | None = None) -> None:
+    def __init__(self, config: Config, browser_factory: Callable[[], Browser] | None = None,
+                 resolver: netguard.Resolver = netguard.system_resolver) -> None:
         self.config = config
         self._factory = browser_factory or self._default_browser
+        # What every page this bridge opens must pass (app.navigation_policy).
+        self.navigation = NavigationPolicy.from_config(config.security, resolver)
         self.profile_lock: Any = None  # held while the browser runs on a named profile
         self._lock = threading.RLock()
         self._ready = threading.Event()
@@ -109,13 +114,14 @@ class BrowserState:
     def _first_launch(self) -> None:
         self._launch()
         with self._lock:
-            tab_policy.reopen(self.browser, tab_policy.saved_urls(self.config))
+            tab_policy.reopen(self.browser, tab_policy.saved_urls(self.config), self.refusal)
 
     def _launch(self) -> None:
         with self._lock:
             self._ready.clear()
             browser = self._factory()
             browser.configure_network(network_options(self.config))
+            browser.url_check = self.refusal  # the pages our tabs open (popups) pass the policy too
             try:
                 if not browser.alive():  # a factory may hand over a browser that already runs
                     browser.start()
@@ -199,8 +205,22 @@ class BrowserState:
         self._launch()
         if self.browser is None:
             raise Unavailable(f"the browser could not be started: {self.start_error}", code="browser_launch_failed")
-        tab_policy.reopen(self.browser, urls)
+        tab_policy.reopen(self.browser, urls, self.refusal)
         return self.browser
+
+    def refusal(self, url: str) -> str | None:
+        """Why the browser must not open ``url`` on its own (a page a tab opened, a tab restored), or None.
+
+        Only the policy's refusals count: a URL it cannot judge by its host (``blob:``, which is
+        the opener's own origin) is no reason to close a page. A warning has nobody to reach here.
+        """
+        try:
+            self.navigation.check(url)
+        except Forbidden as refused:
+            return refused.message
+        except BadRequest:
+            pass
+        return None
 
     # --- tabs ------------------------------------------------------------------------------------
     def visible_pages(self, caller: Caller) -> list[dict[str, Any]]:

@@ -1,7 +1,9 @@
 """The IDPI policy (:mod:`app.idpi`) applied to the browser API: the helpers the routes call, and
 the one after-request hook that puts a warning on the response.
 
-* ``/navigate`` calls :func:`check_navigation` before it opens anything;
+* a navigation is judged by :mod:`app.navigation_policy` (the allowlist among the rest); a
+  warning it gives (a host off ``security.allowedDomains`` outside strict mode) is handed to
+  :func:`record`;
 * ``/snapshot``, ``/text``, ``/find`` and ``/pdf`` call :func:`screen` with the text they are about
   to answer with: a refused answer raises 403 ``idpi_blocked``; a warning comes back as the JSON
   fields to merge (``idpiWarning``) and goes on the response as ``X-IDPI-Warning`` and
@@ -37,17 +39,6 @@ def policy() -> idpi.Policy:
     return found
 
 
-def check_navigation(url: str) -> None:
-    """Refuse (403 ``idpi_blocked``) or flag a navigation to a host off ``security.allowedDomains``."""
-    verdict = idpi.check_domain(url, policy())
-    if verdict.blocked:
-        raise Forbidden(f"navigation blocked by IDPI: {verdict.reason}", code="idpi_blocked",
-                        details={"setting": "security.allowedDomains", "url": url,
-                                 "hint": "add the host (or *.its-domain) to security.allowedDomains",
-                                 "remedy": "edit the config and restart pinchtab"})
-    _record(verdict)
-
-
 def screen(text: str, url: str = "") -> dict[str, Any]:
     """Scan what a read is about to answer with, from the page at ``url``.
 
@@ -65,7 +56,7 @@ def screen(text: str, url: str = "") -> dict[str, Any]:
                                      "hint": "navigate back to an allowed page, or list its host in "
                                              "security.allowedDomains",
                                      "remedy": "edit the config and restart pinchtab"})
-        _record(where)
+        record(where)
     verdict = idpi.scan(text, pol)
     if verdict.blocked:
         raise Forbidden(f"content blocked by IDPI scanner: {verdict.reason}", code="idpi_blocked",
@@ -74,7 +65,7 @@ def screen(text: str, url: str = "") -> dict[str, Any]:
                                  "hint": f"set {_STRICT} to false to receive such content with a warning "
                                          "instead, or raise security.idpi.shieldThreshold",
                                  "remedy": "edit the config and restart pinchtab"})
-    _record(verdict)
+    record(verdict)
     return {"idpiWarning": verdict.reason} if verdict.threat else {}
 
 
@@ -115,8 +106,9 @@ def wrap_text(text: str, url: str) -> str:
     return idpi.wrap(text, url) if policy().wraps else text
 
 
-def _record(verdict: idpi.Verdict) -> None:
-    if verdict.threat:
+def record(verdict: idpi.Verdict | None) -> None:
+    """Put ``verdict`` on the current response (``X-IDPI-Warning``, ``X-IDPI-Pattern``) when it warns."""
+    if verdict is not None and verdict.threat:
         g.idpi_verdict = verdict
 
 

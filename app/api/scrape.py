@@ -4,7 +4,9 @@ title, meta tags, JSON-LD and link counts, in the original's report schema (vers
 Pages are rendered in the browser by default (what an agent would see, scripts run). With
 ``noBrowser`` they are fetched by the site's own page and parsed without running them: faster,
 and enough for server-rendered sites. Either way requests go out through the browser (its cookies
-and proxy), never from this process, and the crawl stays on the start URL's origin.
+and proxy), never from this process, and the crawl stays on the start URL's origin. Each page
+passes the navigation policy before it loads and where it ended after redirects; one that ended
+off it is an entry with ``error``, and its content is not kept.
 """
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ from cdp import page_facts
 from cdp.tab import Tab
 from profiles.times import utc_iso
 
+from ..navigation_policy import NavigationPolicy
 from .browser_state import BrowserState
-from .site_audit import SCHEMA_VERSION, load, scratch_tab
+from .site_audit import SCHEMA_VERSION, load, refused_landing, scratch_tab
 
 MARKDOWN_MAX = 50_000   # characters of one page's Markdown in a report
 SNIPPET_CHARS = 240
@@ -104,24 +107,33 @@ def _page(url: str, source: str, result: dict[str, Any], origin: str, preview: b
     return page
 
 
-def _scrape_one(tab: Tab, url: str, req: dict[str, Any], origin: str,
-                deadline: float) -> tuple[dict[str, Any], list[str]]:
+def _scrape_one(tab: Tab, url: str, req: dict[str, Any], origin: str, deadline: float,
+                policy: NavigationPolicy) -> tuple[dict[str, Any], list[str]]:
     left = max(1.0, deadline - time.monotonic())
     try:
+        policy.check(url)  # a link the crawl found is a navigation of its own
         if req["noBrowser"]:
             result = tab.run(lambda: page_facts.fetched(tab, url, left), left + 2)
             result["statusCode"] = result.pop("status", None)
+            _refuse_landing(policy, result.get("url") or url)
             source = "http"
         else:
             info = load(tab, url, min(left, 60.0), quiet_s=SCRAPE_QUIET_S)
             if info["url"].startswith("chrome-error://"):
                 raise RuntimeError(f"{url} could not be loaded")
+            _refuse_landing(policy, info["url"])
             result = {"url": info["url"], "facts": tab.run(lambda: page_facts.rendered(tab), 20.0)}
             source = "browser"
     except Exception as exc:  # one page failing is a finding of the crawl, not its end
         return {"url": url, "source": "browser" if not req["noBrowser"] else "http", "error": str(exc)}, []
     page = _page(url, source, result, origin, req["preview"])
     return page, (result.get("facts") or {}).get("links", [])
+
+
+def _refuse_landing(policy: NavigationPolicy, url: str) -> None:
+    refused = refused_landing(policy, url)
+    if refused:
+        raise RuntimeError(refused)
 
 
 def scrape(state: BrowserState, req: dict[str, Any]) -> dict[str, Any]:
@@ -136,7 +148,8 @@ def scrape(state: BrowserState, req: dict[str, Any]) -> dict[str, Any]:
         if req["noBrowser"]:
             # The page that fetches must be on the site's origin for its fetches to be same-origin.
             for t in tabs:
-                load(t, req["url"], min(60.0, req["timeoutSeconds"]))
+                info = load(t, req["url"], min(60.0, req["timeoutSeconds"]))
+                state.navigation.check(info["url"])  # where a redirect took it: refused like the URL itself
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="scrape") as pool:
             while crawl.queue and len(crawl.pages) < limit:
                 if time.monotonic() >= deadline:
@@ -145,7 +158,8 @@ def scrape(state: BrowserState, req: dict[str, Any]) -> dict[str, Any]:
                 batch = crawl.take(min(workers, limit - len(crawl.pages)))
                 if not batch:
                     break
-                for page, links in pool.map(lambda tu: _scrape_one(tu[0], tu[1], req, crawl.origin, deadline),
+                for page, links in pool.map(lambda tu: _scrape_one(tu[0], tu[1], req, crawl.origin, deadline,
+                                                                   state.navigation),
                                             zip(tabs, batch, strict=False)):  # a last batch may be short
                     crawl.pages.append(page)
                     for link in links:

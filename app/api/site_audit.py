@@ -3,7 +3,9 @@ interactive elements, a screenshot) in tabs of their own, opened and closed for 
 
 The report follows the original's audit schema (version 1.0): a page that cannot be loaded is an
 entry with ``error``, never a failed request, and a collector that fails leaves its field empty
-and says so in ``error`` while the others still report.
+and says so in ``error`` while the others still report. A redirect is a navigation of its own: a
+page that ended where the navigation policy would not have gone is such an entry too, and
+nothing is collected from it.
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
 from cdp.tab import Tab
 from profiles.times import utc_iso
 
+from ..errors import APIError
+from ..navigation_policy import NavigationPolicy
 from .browser_state import BrowserState, Caller
 
 log = logging.getLogger(__name__)
@@ -62,6 +66,15 @@ def load(tab: Tab, url: str, timeout_s: float, quiet_s: float = QUIET_S) -> dict
     return tab.run(go, timeout_s + QUIET_CAP_S + 2)
 
 
+def refused_landing(policy: NavigationPolicy, url: str) -> str:
+    """Why a page that ended on ``url`` (after its redirects) must not be used, or "" when it may."""
+    try:
+        policy.check(url)
+    except APIError as refused:
+        return f"the page ended on {url}, which the navigation policy refuses: {refused.message}"
+    return ""
+
+
 def _interactive(tab: Tab) -> list[dict[str, Any]]:
     nodes = snapshot.take(tab, filter="interactive")
     return [{"ref": n["ref"], "role": n["role"], "name": n.get("name", ""), "visible": True}
@@ -81,6 +94,10 @@ def audit_page(state: BrowserState, url: str, options: dict[str, bool]) -> dict[
                 return page
             if info["url"].startswith("chrome-error://"):
                 page["error"] = f"navigation failed: {url} could not be loaded"
+                return page
+            refused = refused_landing(state.navigation, info["url"])
+            if refused:
+                page["error"] = refused
                 return page
             page["title"] = info["title"]
             page.update(_collect(tab, options))
@@ -208,7 +225,8 @@ _LOC = re.compile(r"<loc>\s*([^<\s]+)\s*</loc>", re.I)
 def sitemap_urls(state: BrowserState, sitemap_url: str, limit: int) -> list[str]:
     """The page URLs a sitemap lists (its ``<loc>`` entries), read through the browser."""
     with scratch_tab(state) as tab:
-        load(tab, sitemap_url, float(state.config.timeouts.navigate_sec))
+        info = load(tab, sitemap_url, float(state.config.timeouts.navigate_sec))
+        state.navigation.check(info["url"], "sitemapUrl")  # where a redirect took it: refused like the URL itself
         source = tab.run(lambda: tab.call("Runtime.evaluate", {
             "expression": "new XMLSerializer().serializeToString(document)", "returnByValue": True,
         })["result"].get("value") or "", 10.0)

@@ -3,14 +3,16 @@
 * ``maxTabs`` and ``tabEvictionPolicy``: a new tab past the limit closes the least recently used
   tab (``close_lru``), the oldest (``close_oldest``), or is refused (``reject``: 409
   ``tab_limit_reached``). Tabs a lease or a handoff holds are never closed for room.
-* ``tabPolicy.lifecycle = close_idle``: a tab no request has used for ``closeDelaySec`` closes
-  (any use, a navigate or a read, starts its delay again); held and busy tabs stay.
+* ``tabPolicy.lifecycle = close_idle``: as in the original, a read or an action on a tab (``/text``,
+  ``/snapshot``, ``/action``, ...) arms its timer, the next one within ``closeDelaySec`` starts it
+  again, and a ``/navigate`` of the tab disarms it (fresh work: the tab stays until read again).
+  The tab closes when its timer runs out; held and busy tabs stay, and so does the browser's last page.
 * ``tabPolicy.restore`` (unless ``noRestore``): after the browser restarts, the pages its tabs
   showed open again; a bridge that shuts down keeps them for its next start.
 * ``maxParallelTabs``: how many tabs run CDP work at once (0: automatic).
 
 The choices are pure functions of the tabs' times; ``IdleCloser`` is the one thread, started
-only when ``close_idle`` is on.
+only when ``close_idle`` is on, and an ``after_request`` hook arms and disarms its timers.
 """
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
+
+from flask import Response, g, request
 
 from cdp.browser import Browser
 from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
@@ -138,12 +142,17 @@ def saved_urls(config: Config) -> list[str]:
     return urls[: config.instance_defaults.max_tabs]
 
 
-def reopen(b: Browser | None, urls: Iterable[str]) -> int:
-    """Open a tab for each URL (Chrome loads them on its own); how many opened."""
+def reopen(b: Browser | None, urls: Iterable[str], refusal: Callable[[str], str | None]) -> int:
+    """Open a tab for each URL (Chrome loads them on its own) that ``refusal`` (the navigation
+    policy, as it stands now) has nothing against; how many opened."""
     opened = 0
     if b is None or b.conn is None:
         return 0
     for url in urls:
+        why = refusal(url)
+        if why:  # the page was open before (a link can go anywhere), or the config changed since
+            log.warning("not reopening a tab on %s: %s", url[:200], why)
+            continue
         try:
             b.conn.call("Target.createTarget", {"url": url}, timeout_s=10)
             opened += 1
@@ -153,26 +162,46 @@ def reopen(b: Browser | None, urls: Iterable[str]) -> int:
 
 
 # --- idle tabs ------------------------------------------------------------------------------------
-def idle_tabs(ids: list[str], now: float, delay_s: float, used_at: Callable[[str], float],
-              keeps: Callable[[str], bool]) -> list[str]:
-    """The tabs unused for ``delay_s`` that may close: not kept, and never every tab (the most
-    recently used one stays, so the browser keeps a page)."""
-    idle = [t for t in ids if now - used_at(t) >= delay_s and not keeps(t)]
-    if idle and len(idle) == len(ids):
-        idle.remove(max(idle, key=used_at))
-    return idle
+# What arms a tab's timer: the original's reads and actions (``/tabs/{id}/...`` twins alike). A
+# screenshot is not among them: a dashboard watching a tab must not start closing it.
+ARMS = frozenset({
+    ("GET", "/text"), ("GET", "/snapshot"), ("GET", "/capture"), ("GET", "/a11y/audit"), ("GET", "/timing"),
+    ("GET", "/title"), ("GET", "/url"), ("GET", "/html"), ("GET", "/styles"), ("GET", "/value"), ("GET", "/attr"),
+    ("GET", "/box"), ("GET", "/count"), ("GET", "/visible"), ("GET", "/enabled"), ("GET", "/checked"),
+    ("POST", "/action"), ("GET", "/action"), ("POST", "/actions"), ("POST", "/find"),
+})
+DISARMS = frozenset({("POST", "/navigate"), ("GET", "/navigate")})
+TWIN_PREFIX = "/tabs/<tab_id>"
+
+
+def timer_change(method: str, rule: str) -> str:
+    """What a request (its method and URL rule) does to its tab's timer: ``arm``, ``disarm`` or ``""``."""
+    key = (method, rule.removeprefix(TWIN_PREFIX))
+    return "arm" if key in ARMS else "disarm" if key in DISARMS else ""
+
+
+def due_tabs(deadlines: dict[str, float], now: float, pages: list[str], keeps: Callable[[str], bool]) -> list[str]:
+    """The open tabs (of ``pages``, the browser's page targets) whose timer ran out by ``now`` and that
+    may close: not kept, and never every page (the latest armed stays, so the browser keeps one)."""
+    due = [t for t in pages if t in deadlines and deadlines[t] <= now and not keeps(t)]
+    if due and len(due) == len(pages):
+        due.remove(max(due, key=deadlines.__getitem__))
+    return due
 
 
 class IdleCloser:
-    """``tabPolicy.lifecycle = close_idle``: a thread that closes tabs nobody used for ``closeDelaySec``.
+    """``tabPolicy.lifecycle = close_idle``: per-tab timers of ``closeDelaySec``, and a thread that
+    closes the tabs whose timer ran out.
 
-    Only tabs that served requests count (a page Chrome shows that no request ever touched is not
-    an agent's). It holds its browser state weakly and ends with it, or on ``stop``.
+    Only armed tabs close (a page Chrome shows that no read touched is not an agent's). It holds its
+    browser state weakly and ends with it, or on ``stop``.
     """
 
     def __init__(self, state: BrowserState) -> None:
         self._state = weakref.ref(state)
         self.delay_s = float(state.config.instance_defaults.tab_policy.close_delay_sec)
+        self._deadlines: dict[str, float] = {}  # tab id -> time.monotonic() its timer runs out
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sweep_loop, name="tab-idle", daemon=True)
 
@@ -183,6 +212,20 @@ class IdleCloser:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+
+    def arm(self, tab_id: str, now: float | None = None) -> None:
+        """Start (or start again) the tab's timer."""
+        with self._lock:
+            self._deadlines[tab_id] = (time.monotonic() if now is None else now) + self.delay_s
+
+    def disarm(self, tab_id: str) -> None:
+        """Drop the tab's timer, if any: it stays open until a read arms it again."""
+        with self._lock:
+            self._deadlines.pop(tab_id, None)
+
+    def armed(self, tab_id: str) -> bool:
+        with self._lock:
+            return tab_id in self._deadlines
 
     def _sweep_loop(self) -> None:
         interval = max(0.1, min(5.0, self.delay_s / 4))
@@ -197,28 +240,54 @@ class IdleCloser:
             del state
 
     def sweep(self, state: BrowserState, now: float | None = None) -> list[str]:
-        """Close the idle tabs now; their ids."""
+        """Close the tabs whose timer ran out; their ids."""
         b = state.browser
         if b is None or not b.alive():
             return []
-        ids = [p["targetId"] for p in b.pages() if p.get("agentTab", True) and b.last_used(p["targetId"])]
-        victims = idle_tabs(ids, time.time() if now is None else now, self.delay_s, b.last_used,
-                            lambda t: state.guards.held(t) or b.busy(t))
+        pages = b.pages()
+        ids = [p["targetId"] for p in pages]
+        ours = {p["targetId"] for p in pages if p.get("agentTab", True)}  # a person's own tabs: never
+        with self._lock:
+            for gone in set(self._deadlines) - set(ids):  # closed by someone else, or the browser restarted
+                del self._deadlines[gone]
+            deadlines = dict(self._deadlines)
+        victims = due_tabs(deadlines, time.monotonic() if now is None else now, ids,
+                           lambda t: t not in ours or state.guards.held(t) or b.busy(t))
         for target_id in victims:
+            with self._lock:
+                if self._deadlines.get(target_id) != deadlines[target_id]:
+                    continue  # armed again or disarmed since the choice: a request just used it
+                del self._deadlines[target_id]
             try:
                 b.close_tab(target_id)
             except (CDPError, CDPTimeout, BrowserGone, TargetClosed):
                 continue
             state.guards.forget(target_id)
-            log.info("closed tab %s: idle for %.0f s (tabPolicy.closeDelaySec)", target_id, self.delay_s)
+            log.info("closed tab %s: unused for %.0f s after its last read (tabPolicy.closeDelaySec)",
+                     target_id, self.delay_s)
         return victims
 
 
 def register(app: Any, state: BrowserState) -> IdleCloser | None:
-    """Start the idle-tab closer when ``tabPolicy.lifecycle`` is ``close_idle`` (stopped on shutdown)."""
+    """Start the idle-tab closer when ``tabPolicy.lifecycle`` is ``close_idle`` (stopped on shutdown), and
+    the hook by which the requests that use a tab arm and disarm its timer."""
     if state.config.instance_defaults.tab_policy.lifecycle != "close_idle":
         return None
     closer = IdleCloser(state).start()
     app.extensions["pinchtab.tab_idle"] = closer
     app.extensions.setdefault("pinchtab.on_shutdown", []).append(closer.stop)
+
+    @app.after_request
+    def _timer(resp: Response) -> Response:
+        # After the work, as the original: a slow read does not count against its own tab's delay.
+        caller = g.get("caller")
+        tab_id = caller.tab_id if caller is not None else None
+        if tab_id and request.url_rule is not None:
+            change = timer_change(request.method, request.url_rule.rule)
+            if change == "arm":
+                closer.arm(tab_id)
+            elif change == "disarm":
+                closer.disarm(tab_id)
+        return resp
+
     return closer

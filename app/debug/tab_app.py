@@ -12,7 +12,6 @@ Everything is emitted from the tab's worker, so messages keep the order the page
 """
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -25,6 +24,7 @@ from cdp.errors import CDPError, CDPTimeout, DialogBlocking
 from cdp.page import evaluate
 from cdp.tab import Tab
 
+from .. import untrusted_json
 from . import protocol
 from .previews import console_args
 from .tab_commands import Commands
@@ -59,11 +59,13 @@ def observer_script() -> str:
 class TabApp:
     """The debug app of one tab, over CDP. ``start`` greets, ``command`` queues, ``stop`` cleans up."""
 
-    def __init__(self, tab: Tab, session_id: str, app_id: str, emit: Emit, *, allow_eval: bool = False) -> None:
+    def __init__(self, tab: Tab, session_id: str, app_id: str, emit: Emit, *, check_url: Callable[[str], str],
+                 allow_eval: bool = False) -> None:
         self.tab = tab
         self.session_id = session_id
         self.app_id = app_id
         self.allow_eval = allow_eval
+        self.check_url = check_url  # the navigation policy, for navigate (see tab_commands.DebugApp)
         self._emit_fn = emit
         self._stopped = threading.Event()
         self._script_id: str | None = None
@@ -249,7 +251,7 @@ class TabApp:
         if p.get("name") != BINDING:
             return
         try:
-            report = json.loads(p.get("payload") or "")
+            report = untrusted_json.loads(p.get("payload") or "")
         except ValueError:
             return
         kind = report.get("kind") if isinstance(report, dict) else None

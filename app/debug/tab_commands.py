@@ -14,6 +14,7 @@ import json
 import logging
 import struct
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from cdp import content, elements, navigation, selectors, snapshot
@@ -33,17 +34,20 @@ from cdp.input import Target
 from cdp.page import Element, call_on, evaluate
 from cdp.steps import Step, perform
 
-from .. import urls
+from ..errors import APIError
 from . import protocol
 
 log = logging.getLogger(__name__)
 
 
 class DebugApp(Protocol):
-    """What the commands need of the tab's debug app (``tab_app.TabApp``): where answers go."""
+    """What the commands need of the tab's debug app (``tab_app.TabApp``): where answers go, and
+    ``check_url(url)``, the bridge's navigation policy for ``navigate`` (http(s) only): the URL to
+    open, or the API's error (``APIError``) when the policy refuses it."""
 
     session_id: str
     allow_eval: bool
+    check_url: Callable[[str], str]
 
     def emit(self, msg: dict[str, Any]) -> None: ...
 
@@ -230,13 +234,12 @@ class Commands:
         return {"scrolled": True, "x": pos[0], "y": pos[1]}
 
     def do_navigate(self, msg: dict[str, Any]) -> Any:
+        # The policy every navigation passes; a javascript: URL would run code even with evaluate off.
         try:
-            url = urls.parse(msg["url"], guess_scheme=False)
-        except urls.BadURL as e:
-            raise Refused("INVALID_COMMAND", e.message) from None
-        if url.scheme not in ("http", "https"):
-            raise Refused("INVALID_COMMAND", f"only http(s) URLs may be opened, not {url.text[:200]!r}")
-        return navigation.navigate(self.tab, url.text, timeout_s=NAVIGATE_TIMEOUT_S, wait_for="dom")
+            url = self.app.check_url(msg["url"])
+        except APIError as refused:
+            raise Refused("INVALID_COMMAND", refused.message) from None
+        return navigation.navigate(self.tab, url, timeout_s=NAVIGATE_TIMEOUT_S, wait_for="dom")
 
     def do_evaluate(self, msg: dict[str, Any]) -> Any:
         if not self.app.allow_eval:

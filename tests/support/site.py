@@ -51,6 +51,13 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         if url.path == "/echo":
             items = "".join(f"<li>{k}={v[0]}</li>" for k, v in q.items())
             return self._html(f"<title>Echo</title><h1>Echo</h1><ul>{items}</ul>")
+        if url.path == "/redirect":
+            # A 302 to ?to= (any URL): where a page ends up is not where it was asked for.
+            self.send_response(302)
+            self.send_header("Location", q.get("to", ["/"])[0])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return None
         return super().do_GET()
 
     def do_POST(self) -> None:

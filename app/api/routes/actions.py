@@ -3,7 +3,8 @@
 With ``"snap": "compact"`` the answer carries the page's interactive snapshot after the action,
 with ``"snap": "diff"`` what changed since this caller last looked, once the page has settled.
 A step on a leased tab needs its owner (routes/locks.py); none runs while a person has the tab
-(routes/handoff.py). A click that opens a tab says so, and moves the caller there (``autoSwitch``).
+(routes/handoff.py). A click that opens a tab says so, and moves the caller there (``autoSwitch``;
+with ``"autoSwitch": false`` the tab it opened is closed, as in the original).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 from flask import Response, jsonify
 
 from cdp import snapshot_doc
+from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
 from cdp.steps import WINDOW_OPENED, perform
 from cdp.tab import Tab
 
@@ -83,20 +85,35 @@ def page_ids() -> set[str]:
 
 def adopt_opened_tab(t: Tab, result: dict[str, Any], auto_switch: bool, known: set[str]) -> None:
     """A step whose page opened a tab reports it (``openedTab``); with ``auto_switch`` the new tab
-    becomes the caller's current one (``switchedToTab``), so the agent's next call lands there."""
+    becomes the caller's current one (``switchedToTab``), so the agent's next call lands there.
+    Without, the tab is closed (``closedTab``), as the original's popup guard does."""
     if not result.pop(WINDOW_OPENED, False):
         return
     st, who = state(), caller()
     browser = st.ensure(who)
     opened = browser.opened_by(t.id, known, OPENED_TAB_WAIT_S)
     if opened is None:
-        return  # a popup the browser blocked, or a download: no tab to report
+        return  # a popup the browser blocked, a download, or a page the navigation policy closed: no tab
+    if not auto_switch:
+        # The caller stays on its tab and wants no other: a page it did not ask for is not left
+        # running unseen (and counting against maxTabs).
+        try:
+            browser.tab(opened)  # a popup being set up first, so that closing it leaves nothing behind
+            browser.close_tab(opened)
+        except (KeyError, TargetClosed, CDPError, CDPTimeout, BrowserGone):
+            pass  # closed already (the page itself, or the navigation policy)
+        st.guards.forget(opened)
+        result["closedTab"] = opened
+        return
     result["openedTab"] = opened
-    if auto_switch:
+    try:
         new = st.mark(browser.tab(opened), who)
         new.run(lambda: new.call("Page.bringToFront"), 10)  # in a window, the person watching sees it too
-        who.tab_id = t.id  # the answer still names the tab the step ran on
-        result["switchedToTab"] = opened
+    except (KeyError, TargetClosed):  # closed at once (the navigation policy refused it)
+        del result["openedTab"]
+        return
+    who.tab_id = t.id  # the answer still names the tab the step ran on
+    result["switchedToTab"] = opened
 
 
 def run_batch(steps: list[dict[str, Any]], tab_id: str | None, owner: str | None, stop_on_error: bool,

@@ -9,8 +9,6 @@ from flask import current_app, g
 
 from cdp.tab import Tab
 
-from ... import netguard, urls
-from ...errors import BadRequest, Forbidden
 from .. import idpi_hooks
 from ..browser_state import BrowserState, Caller
 
@@ -56,24 +54,9 @@ def before_reading(check: Callable[[], None]) -> Callable[[View], View]:
 
 
 def check_url(url: str, field: str = "url") -> str:
-    """The URL to hand the browser: http(s) with a valid host and port, about:blank, file: only when
-    allowed. 400 ``bad_url`` naming the problem otherwise (``app.urls`` is the one parser); a host
-    off ``security.allowedDomains`` is refused or flagged by the IDPI policy."""
-    try:
-        parsed = urls.parse(url)
-    except urls.BadURL as exc:
-        raise BadRequest(exc.message, code="bad_url", details={"field": field}) from None
-    if parsed.scheme == "file" and not state().config.security.allow_file_scheme:
-        raise Forbidden("file: URLs are disabled; enable security.allowFileScheme in config",
-                        code="file_scheme_disabled", details={"setting": "security.allowFileScheme"})
-    idpi_hooks.check_navigation(parsed.text)
-    if parsed.host:
-        allowlist = state().config.security.allowed_domains
-        try:
-            netguard.check_navigation_host(parsed.host, allowlist,
-                                           current_app.extensions.get(netguard.RESOLVER_EXTENSION,
-                                                                      netguard.system_resolver))
-        except netguard.UnsafeURL as exc:
-            raise Forbidden(exc.message, code="navigation_blocked",
-                            details={"field": field, "host": exc.host, "setting": "security.allowedDomains"}) from None
-    return parsed.text
+    """The URL to hand the browser, as the navigation policy judges it (:mod:`app.navigation_policy`:
+    400 ``bad_url`` or a 403 naming the rule when it refuses). Its warning (a host off
+    ``security.allowedDomains`` outside strict mode) goes on the response."""
+    allowed = state().navigation.check(url, field)
+    idpi_hooks.record(allowed.warning)
+    return allowed.url

@@ -98,7 +98,9 @@ def _start(h: Hub, session: Session, target: Tab, *, owns: bool) -> Debugged:
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     peer = Peer("app", f"tab-{target.id[:8]}", lambda text, msg: None,
                 info={"kind": "tab", "tabId": target.id, "origin": None})
+    policy = state().navigation
     tab_app = TabApp(target, session.id, peer.id, lambda msg: h.from_app(session, peer, msg=msg),
+                     check_url=lambda url: policy.check(url, web_only=True).url,
                      allow_eval=state().config.security.allow_evaluate)
     peer.deliver = lambda text, msg: tab_app.command(msg) if msg is not None else None
 

@@ -269,8 +269,14 @@ function createDebugBridge(config) {
           break;
         case "navigate": {
           let url;
-          try { url = new URL(cmd.url, w.location.href).href; } catch { throw fail("NAVIGATION_FAILED", "Bad URL: " + cmd.url); }
-          after = () => { w.location.href = url; };
+          try { url = new URL(cmd.url, w.location.href); }
+          catch { throw fail("NAVIGATION_FAILED", "Bad URL: " + cmd.url); }
+          // Web pages only: a javascript: URL would run code in the app even with eval off;
+          // data: and file: URLs leave the web.
+          if (url.protocol !== "http:" && url.protocol !== "https:") {
+            throw fail("INVALID_COMMAND", "only http(s) and relative URLs may be opened, not " + url.protocol);
+          }
+          after = () => { w.location.href = url.href; };
           break;
         }
         case "evaluate": result = await evaluate(cmd.code); break;

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import base64
 import itertools
-import threading
-import time
 from typing import Any
 
 import pytest
@@ -291,35 +289,8 @@ def test_navigation_never_reaches_metadata_and_a_list_keeps_other_hosts_off_priv
     # The machine's own pages stay reachable; a listed intranet host gets past the rule (to the browser).
     local = client.post("/navigate", json={"url": site.url("idpi_clean.html")})
     assert local.status_code == 200 and local.headers[idpi.WARNING_HEADER]  # off the list: a warning only
-    assert netguard_allows("wiki.corp.test", ("example.com", "wiki.corp.test"), ["10.1.2.4"])
-
-
-def netguard_allows(host: str, allowlist: tuple[str, ...], answers: list[str]) -> bool:
-    try:
-        netguard.check_navigation_host(host, allowlist, lambda _h: answers)
-    except netguard.UnsafeURL:
-        return False
-    return True
-
-
-def test_navigation_rule_without_a_browser() -> None:
-    assert netguard_allows("10.0.0.5", ("*",), [])  # "*" (the default): anywhere but metadata
-    assert not netguard_allows("169.254.169.254", ("*",), [])
-    assert not netguard_allows("::ffff:169.254.169.254", (), [])
-    assert netguard_allows("localhost", ("example.com",), [])
-    assert netguard_allows("127.0.0.1", ("example.com",), [])
-    assert not netguard_allows("rebind.test", ("example.com",), ["127.0.0.1"])  # a name is no local page
-    assert netguard_allows("nowhere.test", ("example.com",), [])  # left to the browser to fail on
-    assert netguard_allows("host.corp.test", ("*.corp.test",), ["10.0.0.7"])
-    # A resolver that does not answer in time: the rule gives up on it (the browser will fail or not).
-    release = threading.Event()
-    started = time.monotonic()
-    try:
-        netguard.check_navigation_host("slow.test", ("example.com",), lambda _h: release.wait(10) and ["10.0.0.1"],
-                                       timeout_s=0.05)
-    finally:
-        release.set()
-    assert time.monotonic() - started < 2
+    assert app.extensions["pinchtab"].navigation.check("http://wiki.corp.test/").url == "http://wiki.corp.test/"
+    # The rule on its own, without a browser: tests/app/api/test_navigation_policy.py.
 
 
 # --- server mode: an instance's own policy -------------------------------------------------------------

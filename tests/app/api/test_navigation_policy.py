@@ -1,0 +1,272 @@
+"""The one navigation policy (app.navigation_policy) and every path that opens a page through it:
+/navigate, /tab, /tabs/{id}/navigate, popups a page opens, each page /scrape and /audit load and
+where each of them ended after redirects.
+
+The rule itself is checked without a browser; the paths against real headless Chromium on pages
+served on 127.0.0.1. Name resolution is stubbed (netguard.RESOLVER_EXTENSION): nothing here leaves
+the machine, and a refused URL never reaches the browser.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from support.config import make_config
+from support.waits import wait_until
+
+from app import idpi, netguard
+from app.errors import BadRequest, Forbidden
+from app.navigation_policy import NavigationPolicy
+
+STRICT_LOCAL = {"security.idpi.strictMode": True, "security.allowedDomains": ["localhost"]}
+METADATA_NAMES = {"metadata.google.internal": ["169.254.169.254"], "169.254.169.254.nip.io": ["169.254.169.254"],
+                  "intranet.test": ["10.1.2.3"], "wiki.corp.test": ["10.1.2.4"], "host.corp2.test": ["10.0.0.7"],
+                  "shop.test": ["93.184.216.34"]}
+
+
+def stub_resolver(host: str) -> list[str]:
+    return METADATA_NAMES.get(host, [])
+
+
+def policy(tmp_path: Any, resolver: netguard.Resolver = stub_resolver, **overrides: Any) -> NavigationPolicy:
+    return NavigationPolicy.from_config(make_config(tmp_path, **overrides).security, resolver)
+
+
+def refusal(p: NavigationPolicy, url: str, **kwargs: Any) -> tuple[int, str, str]:
+    """(status, code, message) of the policy's refusal of ``url``; fails the test when it lets it through."""
+    try:
+        allowed = p.check(url, **kwargs)
+    except (BadRequest, Forbidden) as exc:
+        return exc.status, exc.code, exc.message
+    raise AssertionError(f"{url} was let through as {allowed.url}")
+
+
+def local(site: Any, path: str) -> str:
+    """The test site's page under the name ``localhost`` (the strict lists below name only that)."""
+    return site.url(path).replace("127.0.0.1", "localhost")
+
+
+def redirect(site: Any, to: str) -> str:
+    """A URL on the list (localhost) that answers 302 to ``to``."""
+    return local(site, "redirect") + "?to=" + to
+
+
+# --- the rule, without a browser ---------------------------------------------------------------------------
+def test_schemes_and_the_errors_they_answer_with(tmp_path: Any) -> None:
+    p = policy(tmp_path)
+    assert p.check("example.com/a").url == "https://example.com/a"  # typed without a scheme
+    assert p.check("about:blank").url == "about:blank"
+    assert refusal(p, "javascript:alert(1)")[:2] == (400, "bad_url")
+    assert refusal(p, "data:text/html,x")[:2] == (400, "bad_url")
+    assert refusal(p, "http://[::1")[:2] == (400, "bad_url")
+    assert refusal(p, "file:///etc/passwd")[:2] == (403, "file_scheme_disabled")
+    assert policy(tmp_path, **{"security.allowFileScheme": True}).check("file:///etc/passwd").url == "file:///etc/passwd"
+    # A page's own commands open web pages only, whatever the config allows.
+    web = policy(tmp_path, **{"security.allowFileScheme": True})
+    for url in ("file:///etc/passwd", "javascript:alert(1)", "data:text/html,x", "about:blank", "example.com"):
+        status, code, message = refusal(web, url, web_only=True)
+        assert (status, code) == (400, "bad_url") and "only http and https" in message, message
+
+
+def test_the_allowlist_refuses_in_strict_mode_and_warns_otherwise(tmp_path: Any) -> None:
+    strict = policy(tmp_path, **STRICT_LOCAL)
+    status, code, message = refusal(strict, "http://127.0.0.1:8080/")
+    assert (status, code) == (403, "idpi_blocked")
+    assert message == "navigation blocked by IDPI: domain '127.0.0.1' is not in security.allowedDomains"
+    assert strict.check("http://localhost:8080/x").warning is None
+    warned = policy(tmp_path, **{"security.allowedDomains": ["localhost"]}).check("http://127.0.0.1:8080/")
+    assert warned.url == "http://127.0.0.1:8080/" and warned.warning is not None and warned.warning.threat
+
+
+@pytest.mark.parametrize("url", ["http://169.254.169.254/latest/meta-data/", "http://[::ffff:169.254.169.254]/",
+                                 "http://metadata.google.internal/computeMetadata/v1/",
+                                 "http://169.254.169.254.nip.io/latest/"])
+@pytest.mark.parametrize("listed", [["*"], [], ["metadata.google.internal", "169.254.169.254.nip.io",
+                                                "169.254.169.254", "::ffff:169.254.169.254"]])
+def test_a_metadata_address_is_refused_by_name_or_number_whatever_the_list(tmp_path: Any, url: str,
+                                                                           listed: list[str]) -> None:
+    status, code, message = refusal(policy(tmp_path, **{"security.allowedDomains": listed}), url)
+    assert (status, code) == (403, "navigation_blocked") and "metadata" in message, message
+
+
+def test_with_a_list_other_hosts_stay_off_private_addresses_and_the_machine_stays_reachable(tmp_path: Any) -> None:
+    listed = policy(tmp_path, **{"security.allowedDomains": ["example.com", "wiki.corp.test", "*.corp2.test"]})
+    status, code, message = refusal(listed, "http://intranet.test/admin")
+    assert (status, code) == (403, "navigation_blocked") and "intranet.test resolves to 10.1.2.3" in message
+    assert refusal(listed, "http://10.9.9.9/")[1] == "navigation_blocked"
+    assert listed.check("http://wiki.corp.test/").url == "http://wiki.corp.test/"  # listed: may be intranet
+    assert listed.check("http://host.corp2.test/").url == "http://host.corp2.test/"  # so may a wildcard's host
+    assert listed.check("http://localhost:9/").url and listed.check("http://127.0.0.1:9/").url
+    assert listed.check("http://shop.test/").warning is not None  # public, off the list: a warning only
+    assert listed.check("http://nowhere.test/").url  # does not resolve: left to the browser to fail on
+    rebind = NavigationPolicy.from_config(make_config(tmp_path, **{"security.allowedDomains": ["example.com"]})
+                                          .security, lambda _h: ["127.0.0.1"])
+    assert refusal(rebind, "http://rebind.test/")[1] == "navigation_blocked"  # a name is no local page
+    anywhere = policy(tmp_path)  # "*" (the default): anywhere but metadata
+    assert anywhere.check("http://10.0.0.5/").url and anywhere.check("http://intranet.test/").url
+
+
+def test_a_resolver_that_does_not_answer_in_time_is_given_up_on(tmp_path: Any) -> None:
+    release = threading.Event()
+    slow = NavigationPolicy.from_config(make_config(tmp_path).security,
+                                        lambda _h: ["169.254.169.254"] if release.wait(10) else [],
+                                        resolve_timeout_s=0.05)
+    started = time.monotonic()
+    try:
+        assert slow.check("http://slow.test/").url == "http://slow.test/"
+    finally:
+        release.set()
+    assert time.monotonic() - started < 2
+
+
+# --- the API's paths ---------------------------------------------------------------------------------------
+@pytest.fixture
+def stubbed(app_factory: Any) -> Any:
+    """An app (default config, overrides on top) whose names resolve through ``stub_resolver``."""
+    def build(**overrides: Any) -> Any:
+        app = app_factory(**overrides)
+        app.extensions[netguard.RESOLVER_EXTENSION] = stub_resolver
+        return app
+    return build
+
+
+@pytest.mark.parametrize("url", ["http://metadata.google.internal/computeMetadata/v1/",
+                                 "http://169.254.169.254.nip.io/latest/meta-data/"])
+def test_navigate_tab_and_tabs_navigate_refuse_a_name_of_the_metadata_service(stubbed: Any, site: Any,
+                                                                               browser: Any, url: str) -> None:
+    client = stubbed().test_client()
+    tab_id = client.post("/navigate", json={"url": site.url("idpi_clean.html")}).json["tabId"]
+    before = len(browser.pages())
+    for r in (client.post("/navigate", json={"url": url}),
+              client.get("/navigate", query_string={"url": url}),
+              client.post("/tab", json={"action": "new", "url": url}),
+              client.post(f"/tabs/{tab_id}/navigate", json={"url": url})):
+        assert r.status_code == 403 and r.json["code"] == "navigation_blocked", r.json
+        assert "metadata" in r.json["error"] and r.json["details"]["host"] in url
+    assert len(browser.pages()) == before  # refused before a tab was opened
+    assert client.get("/url", query_string={"tabId": tab_id}).json["url"] == site.url("idpi_clean.html")
+
+
+def test_strict_mode_refuses_every_navigating_path_off_the_list_and_allows_the_list(app_factory: Any,
+                                                                                    site: Any) -> None:
+    client = app_factory(**STRICT_LOCAL).test_client()
+    off, on = site.url("idpi_clean.html"), local(site, "idpi_clean.html")
+    tab_id = client.post("/navigate", json={"url": on}).json["tabId"]
+    for r in (client.post("/navigate", json={"url": off}),
+              client.post("/tab", json={"action": "new", "url": off}),
+              client.post(f"/tabs/{tab_id}/navigate", json={"url": off})):
+        assert r.status_code == 403 and r.json["code"] == "idpi_blocked", r.json
+    opened = client.post("/tab", json={"action": "new", "url": on})
+    assert opened.status_code == 200 and opened.json["title"] == "Garden Tools: Rake", opened.json
+    moved = client.post(f"/tabs/{tab_id}/navigate", json={"url": local(site, "form.html")})
+    assert moved.status_code == 200 and moved.json["url"] == local(site, "form.html"), moved.json
+
+
+def test_a_warning_off_the_list_still_reaches_the_response(app_factory: Any, site: Any) -> None:
+    client = app_factory(**{"security.allowedDomains": ["localhost"]}).test_client()
+    for r in (client.post("/navigate", json={"url": site.url("idpi_clean.html")}),
+              client.post("/tab", json={"action": "new", "url": site.url("idpi_clean.html")})):
+        assert r.status_code == 200 and r.headers[idpi.WARNING_HEADER] == \
+            "domain '127.0.0.1' is not in security.allowedDomains", r.json
+
+
+# --- popups ------------------------------------------------------------------------------------------------
+@pytest.fixture
+def popup_app(app_factory: Any) -> Any:
+    """A strict app listing only localhost (app_factory has the shared browser forget its check after)."""
+    return app_factory(**STRICT_LOCAL)
+
+
+@pytest.mark.parametrize("control", ["#open", "#link"])  # window.open, and a target=_blank link
+def test_a_popup_off_the_list_is_closed_and_one_on_it_runs(popup_app: Any, site: Any, browser: Any,
+                                                           caplog: Any, control: str) -> None:
+    client = popup_app.test_client()
+
+    def popup_to(where: str) -> dict[str, Any]:
+        opener = client.post("/navigate", json={"url": local(site, "popup_opener.html") + f"?open={where}"})
+        assert opener.status_code == 200, opener.json
+        r = client.post("/action", json={"kind": "click", "selector": control, "tabId": opener.json["tabId"]})
+        assert r.status_code == 200, r.json
+        return r.json["result"]
+
+    off = site.url("idpi_clean.html")  # 127.0.0.1: off the list
+    refused = popup_to(off)
+    closed = wait_until(lambda: [r.message for r in caplog.records if r.message.startswith("closed page")], 10)
+    assert "domain '127.0.0.1' is not in security.allowedDomains" in closed[0]
+    # Closed so fast it may never be reported; if it was, it is gone.
+    wait_until(lambda: not any(p.get("url") == off for p in browser.pages()), 10)
+    assert "openedTab" not in refused or not browser.has_target(refused["openedTab"])
+    assert off not in {t["url"] for t in client.get("/tabs").json["tabs"]}
+
+    allowed = popup_to(local(site, "idpi_clean.html"))["switchedToTab"]
+    wait_until(lambda: any(t["id"] == allowed and t["url"] == local(site, "idpi_clean.html")
+                           for t in client.get("/tabs").json["tabs"]), 10)
+    read = client.get("/text", query_string={"tabId": allowed})
+    assert read.status_code == 200 and "Leaf rake" in read.json["text"], read.json
+
+
+def test_the_popup_check_refuses_a_metadata_name_and_lets_a_warned_host_run(stubbed: Any) -> None:
+    state = stubbed(**{"security.allowedDomains": ["localhost"]}).extensions["pinchtab"]
+    assert "metadata" in (state.refusal("http://metadata.google.internal/") or "")
+    assert state.refusal("http://127.0.0.1:9/") is None  # off the list outside strict mode: it may run
+    assert state.refusal("blob:http://localhost/x") is None  # no host to judge: the opener's own origin
+
+
+def test_a_tab_restored_after_a_restart_passes_the_policy_as_it_stands(app_factory: Any, site: Any,
+                                                                       browser: Any) -> None:
+    from app.api import tab_policy
+
+    state = app_factory(**STRICT_LOCAL).extensions["pinchtab"]
+    on, off = local(site, "counter.html"), site.url("counter.html")  # kept by the last run; the list changed
+    assert tab_policy.reopen(browser, [off, on], state.refusal) == 1
+    wait_until(lambda: any(p.get("url") == on for p in browser.pages()), 10)
+    assert not any(p.get("url") == off for p in browser.pages())
+
+
+# --- scrape and audit: every page, and where it ended -------------------------------------------------------
+@pytest.fixture
+def strict_client(app_factory: Any) -> Any:
+    return app_factory(**STRICT_LOCAL).test_client()
+
+
+def test_scrape_reports_a_page_redirected_off_the_list_as_an_error(strict_client: Any, site: Any) -> None:
+    away = redirect(site, site.url("site_shop/about.html"))
+    start = local(site, "site_shop/index.html")
+    r = strict_client.post("/scrape", json={"url": start, "only": [away, local(site, "site_shop/products/a.html")]})
+    assert r.status_code == 200, r.json
+    refused, kept = r.json["pages"]
+    assert refused["url"] == away and "not in security.allowedDomains" in refused["error"]
+    assert "markdown" not in refused and "title" not in refused
+    assert kept["title"].startswith("Anvil") and "error" not in kept
+    assert r.json["summary"]["failedPages"] == 1
+
+    first = strict_client.post("/scrape", json={"url": redirect(site, site.url("site_shop/index.html")),
+                                                "maxPages": 3}).json
+    assert len(first["pages"]) == 1 and "not in security.allowedDomains" in first["pages"][0]["error"]
+    inside = strict_client.post("/scrape", json={"url": redirect(site, "/site_shop/index.html"),
+                                                 "maxPages": 3}).json
+    assert inside["pages"][0]["title"] == "Tiny Shop" and inside["summary"]["failedPages"] == 0
+
+
+def test_scrape_without_rendering_refuses_a_start_page_that_left_the_list(strict_client: Any, site: Any) -> None:
+    r = strict_client.post("/scrape", json={"url": redirect(site, site.url("site_shop/index.html")),
+                                            "noBrowser": True})
+    assert r.status_code == 403 and r.json["code"] == "idpi_blocked", r.json
+    fine = strict_client.post("/scrape", json={"url": local(site, "site_shop/index.html"), "noBrowser": True,
+                                               "maxPages": 2}).json
+    assert [p["source"] for p in fine["pages"]] == ["http", "http"] and fine["summary"]["failedPages"] == 0
+
+
+def test_audit_reports_a_page_redirected_off_the_list_as_an_error(strict_client: Any, site: Any) -> None:
+    away = redirect(site, site.url("site_shop/index.html"))
+    page = strict_client.post("/audit/page", json={"url": away}).json
+    assert page["url"] == away and "not in security.allowedDomains" in page["error"], page
+    assert "title" not in page and "screenshot" not in page and "networkRequests" not in page
+    report = strict_client.post("/audit", json={"urls": [away, local(site, "site_shop/about.html")],
+                                                "options": {"screenshot": False}}).json
+    refused, kept = report["pages"]
+    assert "not in security.allowedDomains" in refused["error"] and "title" not in refused
+    assert kept["title"].startswith("About") and "error" not in kept
+    assert strict_client.post("/audit/page", json={"url": site.url("site_shop/index.html")}).status_code == 403
