@@ -19,10 +19,13 @@ from .tab import Tab
 SHOT_OVERLAY = "__pinchtab_annotations__"  # drawn for one screenshot, then removed
 PAGE_OVERLAY = "__pinchtab_annotations_interactive__"  # GET /annotate: stays until cleared or navigated
 
-# (id, items, clickable, url): items are [ref, role, name, css, xpath, x, y, w, h] in viewport px.
-_DRAW = """(id, items, clickable, url) => {
+# (id, items, clickable): items are [ref, role, name, css, xpath, x, y, w, h] in viewport px.
+# Each label is a <div> whose text is its ref alone, as the original's: its clients find a label by
+# that (``div`` elements whose text is the ref) and dispatch the click on it.
+_DRAW = """(id, items, clickable) => {
   const old = document.getElementById(id);
   if (old) old.remove();
+  if (clickable) window.__ptLastCopied = null;  // what an older overlay's label copied is stale now
   if (!items.length) return 0;
   const sx = window.scrollX, sy = window.scrollY;
   const root = document.createElement('div');
@@ -34,7 +37,7 @@ _DRAW = """(id, items, clickable, url) => {
     const box = document.createElement('div');
     box.style.cssText = `position:absolute;box-sizing:border-box;left:${x + sx}px;top:${y + sy}px;` +
       `width:${w}px;height:${h}px;border:2px solid #ff1f6b;background:rgba(255,31,107,0.08);pointer-events:none`;
-    const label = document.createElement('span');
+    const label = document.createElement('div');
     label.textContent = ref;
     label.title = `${role} ${name}`.trim();
     label.style.cssText = 'position:absolute;left:-2px;top:-16px;font:bold 11px/14px monospace;color:#fff;' +
@@ -44,7 +47,9 @@ _DRAW = """(id, items, clickable, url) => {
       label.addEventListener('click', (ev) => {
         ev.preventDefault();
         ev.stopPropagation();
-        const text = `Page: ${url}\\nElement: ${ref}\\nRole: ${role}\\nName: ${name}\\nCSS: ${css}\\nXPath: ${xpath}`;
+        // The page as it is when the label is clicked (an app may have moved on since the overlay).
+        const page = document.title ? `${document.title} (${location.href})` : location.href;
+        const text = `Page: ${page}\\nElement: ${ref}\\nRole: ${role}\\nName: ${name}\\nCSS: ${css}\\nXPath: ${xpath}`;
         window.__ptLastCopied = text;
         try { navigator.clipboard.writeText(text).catch(() => {}); } catch (e) {}
       }, true);
@@ -85,7 +90,7 @@ def draw(tab: Tab, items: list[dict[str, Any]], overlay_id: str, *, clickable: b
     none removes it. Returns how many boxes were drawn."""
     rows = [[i["ref"], i["role"], i["name"], i["css"], i["xpath"], i["box"]["x"], i["box"]["y"],
              i["box"]["w"], i["box"]["h"]] for i in items]
-    args = ", ".join(json.dumps(a) for a in (overlay_id, rows, clickable, tab.url))
+    args = ", ".join(json.dumps(a) for a in (overlay_id, rows, clickable))
     res = tab.call("Runtime.evaluate", {"expression": f"({_DRAW})({args})", "returnByValue": True})
     if "exceptionDetails" in res:
         raise CDPError("Runtime.evaluate", "the annotation overlay could not be drawn")

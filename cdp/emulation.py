@@ -10,11 +10,16 @@ HTTP credentials answer the tab's own requests.
 from __future__ import annotations
 
 import collections
+import logging
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from .errors import CDPError
+
 if TYPE_CHECKING:
     from .tab import Tab
+
+log = logging.getLogger(__name__)
 
 # Auth challenges answered per tab, remembered so a wrong password is tried once, not forever.
 AUTH_ATTEMPTS_KEPT = 256
@@ -41,17 +46,28 @@ def set_viewport(tab: Tab, width: int, height: int, scale: float, mobile: bool) 
              {"width": width, "height": height, "deviceScaleFactor": scale, "mobile": mobile})
 
 
-def set_geolocation(tab: Tab, latitude: float, longitude: float, accuracy: float) -> None:
+def set_geolocation(tab: Tab, latitude: float, longitude: float, accuracy: float) -> bool:
     """Where ``navigator.geolocation`` says the tab is. The page's origin may ask without a prompt
     (a headless browser has nobody to click "Allow"); only that origin, never the whole browser,
-    which in extension mode is a person's own."""
+    which in extension mode is a person's own.
+
+    Returns whether the origin got the permission. Chrome refuses it to an origin that is not
+    secure (plain http on a host other than localhost), where a page cannot ask for its position
+    anyway: the position is set all the same, as the original sets it (it grants nothing).
+    """
+    granted = False
     parts = urlsplit(tab.url)
     if parts.scheme in ("http", "https") and parts.netloc:
         fut = tab.conn.send("Browser.grantPermissions", {"permissions": ["geolocation"],
                                                          "origin": f"{parts.scheme}://{parts.netloc}"}, None)
-        tab.wait_result(fut, "Browser.grantPermissions")
+        try:
+            tab.wait_result(fut, "Browser.grantPermissions")
+            granted = True
+        except CDPError as exc:  # "Permission can't be granted in current context": not a secure origin
+            log.debug("geolocation: no permission for %s://%s: %s", parts.scheme, parts.netloc, exc.cdp_message)
     _everywhere(tab, "Emulation.setGeolocationOverride",
                 {"latitude": latitude, "longitude": longitude, "accuracy": accuracy})
+    return granted
 
 
 def set_network_conditions(tab: Tab, offline: bool, latency_ms: float = 0, download_bps: float = -1,

@@ -182,7 +182,7 @@ class NetworkLog:
         self.tab = tab
         self.options = options
         self._lock = threading.Lock()
-        self._body_changed = threading.Condition(self._lock)  # a pending body arrived (or failed)
+        self._body_changed = threading.Condition(self._lock)  # a response ended, a pending body arrived (or failed)
         self._entries: collections.OrderedDict[str, Entry] = collections.OrderedDict()
         self._inflight: set[str] = set()
         self._subs: list[Subscription] = []
@@ -212,11 +212,13 @@ class NetworkLog:
 
     def get(self, request_id: str, *, body: bool = False,
             wait_s: float = 0.0) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        """An entry and, with ``body``, what became of its body; a body still on its way is
-        waited for up to ``wait_s``. None when the ring does not hold the request."""
+        """An entry and, with ``body``, what became of its body; a body still on its way (its response
+        still loading, or being kept) is waited for up to ``wait_s``. None when the ring does not hold
+        the request."""
         with self._body_changed:
             if body:
-                self._body_changed.wait_for(lambda: self._body_state(request_id) != "pending", wait_s)
+                self._body_changed.wait_for(lambda: self._body_state(request_id) not in ("pending", "loading"),
+                                            wait_s)
             e = self._entries.get(request_id)
             if e is None:
                 return None
@@ -224,7 +226,11 @@ class NetworkLog:
 
     def _body_state(self, request_id: str) -> str:
         e = self._entries.get(request_id)
-        return e.body_state if e is not None else "gone"
+        if e is None:
+            return "gone"
+        if e.body_state == "none" and not e.finished and not e.failed:
+            return "loading"
+        return e.body_state
 
     def retained_body(self, request_id: str) -> tuple[str, bool] | None:
         """A kept body (text, base64?) for an export, None when none was kept."""
@@ -347,6 +353,7 @@ class NetworkLog:
                 e.body_state = "pending"
             done = e.to_dict()
             pending = e.body_state == "pending"
+            self._body_changed.notify_all()  # a reader waiting for the response to end (same lock)
         if pending:
             fut = self.tab.send("Network.getResponseBody", {"requestId": rid}, session_id)
             fut.add_done_callback(lambda f: self._keep_body(rid, f))
@@ -363,6 +370,7 @@ class NetworkLog:
                 e.error = _cut(f"{e.error} ({p['blockedReason']})", MAX_TEXT)
             e.body_state = "none"
             done = e.to_dict()
+            self._body_changed.notify_all()
         self._publish(done)
 
     def _end(self, request_id: str) -> Entry | None:

@@ -91,11 +91,12 @@ class Recording:
         self._thread.start()
 
     def stop(self) -> bytes:
-        """End the recording and return the file's bytes (the encoder page is closed either way).
+        """End the recording and return the file's bytes (the encoder page is closed either way). Slow
+        for a long recording: the bridge runs it in the background.
 
         Raises RecordingError when the file could not be made.
         """
-        self._halt()
+        self.halt()
         try:
             if not self._draw_newest() and self.frames == 0:
                 self._draw_still()  # a stop right after the start: the page's picture is the one frame
@@ -119,10 +120,12 @@ class Recording:
 
     def abort(self) -> None:
         """End the recording and drop it (a shutdown)."""
-        self._halt()
+        self.halt()
         self._close_encoder()
 
-    def _halt(self) -> None:
+    def halt(self) -> None:
+        """Stop adding frames (the tab's screencast is left); the file is still to be made by :meth:`stop`.
+        Idempotent."""
         if self.stopped_at:
             return
         self.stopped_at = time.monotonic()

@@ -44,6 +44,7 @@ class TabInfo(Schema):
     title = fields.String(required=True)
     type = fields.String(required=True)
     status = fields.String(required=True, metadata={"enum": ["active", "paused_handoff"]})
+    reason = fields.String(metadata={"description": "paused: why (the same as handoffReason)"})
     handoffReason = fields.String()
     pausedAt = fields.String()
     owner = fields.String(metadata={"description": "who holds the tab's lease"})
@@ -220,25 +221,28 @@ class RecordStartResponse(Schema):
 
 
 class RecordStopResponse(Schema):
-    """The recording as written (or ``status: discarded``)."""
+    """The recording stopped: its file is being made at ``path`` (``status: encoding``), or it was
+    dropped (``status: discarded``)."""
 
-    status = fields.String(required=True)
-    path = fields.String()
-    size = fields.Integer()
+    status = fields.String(required=True, metadata={"enum": ["encoding", "discarded"]})
+    path = fields.String(metadata={"description": "where the file will be once GET /record/status says finished"})
     frames = fields.Integer(required=True)
     durationMs = fields.Integer(required=True)
     format = fields.String(required=True)
+    hint = fields.String()
 
 
 class RecordStatusResponse(Schema):
-    active = fields.Boolean(required=True)
-    state = fields.String(required=True, metadata={"enum": ["idle", "recording", "stopped", "failed"]})
+    active = fields.Boolean(required=True, metadata={"description": "a recording runs or its file is being made"})
+    state = fields.String(required=True, metadata={"enum": ["idle", "recording", "encoding", "finished", "failed"]})
     tabId = fields.String()
     format = fields.String()
     fps = fields.Integer()
     frames = fields.Integer()
     durationMs = fields.Integer()
     path = fields.String()
+    outputPath = fields.String(metadata={"description": "the same as path (the original's name)"})
+    size = fields.Integer(metadata={"description": "finished: the file's size in bytes"})
     error = fields.String()
 
 
@@ -592,7 +596,10 @@ class GeolocationResponse(Schema):
     latitude = fields.Float(required=True)
     longitude = fields.Float(required=True)
     accuracy = fields.Float(required=True)
-    status = fields.String(required=True)
+    status = fields.String(required=True, metadata={"enum": ["applied"]})
+    permissionGranted = fields.Boolean(required=True, metadata={
+        "description": "whether the page's origin may read the position without a prompt (Chrome grants it "
+                       "only to secure origins: https, localhost)"})
 
 
 class OfflineResponse(Schema):
@@ -660,6 +667,7 @@ class Resolution(Schema):
 class HandoffStateResponse(Schema):
     tabId = fields.String(required=True)
     status = fields.String(required=True, metadata={"enum": ["active", "paused_handoff"]})
+    reason = fields.String(metadata={"description": "paused: why (the same as handoffReason)"})
     handoffReason = fields.String()
     pausedAt = fields.String()
     expiresAt = fields.String()

@@ -148,7 +148,8 @@ class ActionSchema(Loose, TabIdMixin, TargetMixin):
                          metadata={"description": "click delivery: '' (input events), dom (el.click()), "
                                                   "dispatch (synthetic DOM events)"})
     autoSwitch = fields.Boolean(load_default=True, metadata={"description": "a click that opens a tab makes it "
-                                                                            "the caller's current tab"})
+                                                                            "the caller's current tab; false: "
+                                                                            "that tab is closed (closedTab)"})
     browser = fields.String(validate=validate.Length(max=64))
 
     @validates_schema

@@ -46,7 +46,8 @@ class Handoff:
     expires_at: float | None = None  # the handoff ends by itself then (timeoutMs), else on resume
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"status": "paused_handoff", "handoffReason": self.reason,
+        # reason: the original's name for it in the handoff's own state; handoffReason: in GET /tabs.
+        out: dict[str, Any] = {"status": "paused_handoff", "reason": self.reason, "handoffReason": self.reason,
                                "pausedAt": iso(self.paused_at)}
         if self.expires_at is not None:
             out["expiresAt"] = iso(self.expires_at)
@@ -166,7 +167,8 @@ class TabGuards:
         """409 ``tab_paused_handoff`` while a person has the tab."""
         h = self.handoff(tab_id)
         if h is not None:
-            raise Conflict(f"tab {tab_id} is paused for a handoff ({h.reason or 'no reason given'}); "
+            # "paused for human handoff": the original's words, which its clients look for.
+            raise Conflict(f"tab {tab_id} is paused for human handoff ({h.reason or 'no reason given'}); "
                            f"POST /tabs/{tab_id}/resume when done", code="tab_paused_handoff",
                            details={"tabId": tab_id, **h.to_dict()})
 

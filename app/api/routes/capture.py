@@ -10,9 +10,10 @@ from flask import Response, jsonify
 
 from cdp import annotate as overlay
 from cdp import capture as paired_capture
+from cdp.errors import NoSuchElement
 from cdp.tab import Tab
 
-from ...errors import Conflict
+from ...errors import BadRequest, Conflict
 from ...files import output_file, stamp, write_atomic
 from ...openapi import BINARY, Blueprint, ErrorSchema, tab_route
 from .. import idpi_hooks
@@ -82,12 +83,14 @@ def capture(req: dict[str, Any], tab_id: str | None) -> Response:
 @tab_route(bp, "/annotate", methods=["GET"])
 @bp.arguments(AnnotateQuerySchema, location="query")
 @bp.response(200, AnnotateResponse)
+@bp.alt_response(400, schema=ErrorSchema, description="the selector matches no element (element_not_found)")
 def annotate(req: dict[str, Any], tab_id: str | None) -> Response:
     """Leave numbered boxes (labelled with refs) over the page's interactive elements.
 
     The overlay stays until clear=true or the page navigates; clicking a label copies the element's
     page, ref, role, name, CSS and XPath paths (to the clipboard and ``window.__ptLastCopied``).
-    With selector, only the elements inside it. Issues refs as /snapshot does.
+    With selector, only the elements inside it (one that matches nothing is a 400, as in the original:
+    the request named the scope wrong). Issues refs as /snapshot does.
     """
     target = tab(req.get("tabId"))
     if req["clear"]:
@@ -95,7 +98,10 @@ def annotate(req: dict[str, Any], tab_id: str | None) -> Response:
         return jsonify({"cleared": True})
 
     def draw(t: Tab) -> list[dict[str, Any]]:
-        items = overlay.annotations(t, req["selector"].strip())
+        try:
+            items = overlay.annotations(t, req["selector"].strip())
+        except NoSuchElement as exc:
+            raise BadRequest(str(exc), code="element_not_found", details={"field": "selector"}) from None
         overlay.draw(t, items, overlay.PAGE_OVERLAY, clickable=True)  # none: the old overlay goes
         return overlay.public(items)
 

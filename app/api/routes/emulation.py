@@ -48,11 +48,12 @@ def viewport(req: dict[str, Any], tab_id: str | None) -> Response:
 @bp.arguments(GeolocationSchema)
 @bp.response(200, GeolocationResponse)
 def geolocation(req: dict[str, Any], tab_id: str | None) -> Response:
-    """Set where the tab's navigator.geolocation says it is (and let the page's origin ask without a prompt)."""
-    on_tab(tab(req.get("tabId")), lambda t: emulation.set_geolocation(t, req["latitude"], req["longitude"],
-                                                                       req["accuracy"]))
+    """Set where the tab's navigator.geolocation says it is, and let the page's origin ask without a prompt
+    (permissionGranted: false where Chrome grants nothing, an origin that is not secure; the position is set)."""
+    granted = on_tab(tab(req.get("tabId")), lambda t: emulation.set_geolocation(t, req["latitude"], req["longitude"],
+                                                                                 req["accuracy"]))
     return jsonify({"latitude": req["latitude"], "longitude": req["longitude"], "accuracy": req["accuracy"],
-                    "status": "applied"})
+                    "status": "applied", "permissionGranted": granted})
 
 
 @tab_route(bp, "/emulation/offline", methods=["POST"])

@@ -38,7 +38,11 @@ bp = Blueprint("network", __name__)
 HEARTBEAT_S = 15.0
 MAX_STREAM_S = 30 * 60.0
 SHUTDOWN_CHECK_S = 0.5  # a stream notices a shutdown (or its tab closing) within this
-BODY_WAIT_S = 2.0       # a body Chrome is still handing over is waited for this long
+BODY_WAIT_S = 2.0       # a body Chrome is still handing over is waited for this long (default of timeoutMs)
+MAX_BODY_WAIT_MS = 30_000
+BODY_MODES = ("auto", "retained-preferred", "retained-only", "live-only")
+# fetch() and XMLHttpRequest are one kind to a caller: the original's clients ask type=xhr for both.
+SCRIPT_REQUESTS = frozenset({"xhr", "fetch"})
 MAX_EXPORT_BODY = 10 * 1024 * 1024
 MAX_STREAM_ENTRIES = 10_000  # a streamed export ends (and is written) at this many entries
 _STOPPING = "pinchtab.network_streams_stopping"
@@ -59,7 +63,8 @@ class NetworkFilterSchema(Loose, TabIdMixin):
     status = fields.String(load_default="", validate=validate.Regexp(_STATUS, error="status: 404, 4xx or 400-499"),
                            metadata={"description": "a status (404), a class (4xx) or a range (400-499)"})
     type = fields.String(load_default="", validate=validate.Length(max=64),
-                         metadata={"description": "resource type, any case: document, xhr, fetch, image, ..."})
+                         metadata={"description": "resource type, any case: document, xhr, fetch, image, ... "
+                                                  "(xhr and fetch each match both)"})
 
 
 class NetworkQuerySchema(NetworkFilterSchema):
@@ -73,6 +78,12 @@ class NetworkQuerySchema(NetworkFilterSchema):
 
 class NetworkDetailQuerySchema(Loose, TabIdMixin):
     body = fields.Boolean(load_default=False, metadata={"description": "include the retained response body"})
+    bodyMode = fields.String(load_default="auto", validate=validate.OneOf(BODY_MODES), metadata={
+        "description": "accepted for the original's clients: bodies here are the retained ones "
+                       "(server.retainNetworkBodies), never fetched again from the page"})
+    timeoutMs = fields.Integer(load_default=int(BODY_WAIT_S * 1000),
+                               validate=validate.Range(min=0, max=MAX_BODY_WAIT_MS),
+                               metadata={"description": "how long to wait for a body still being retained"})
 
 
 class NetworkExportQuerySchema(NetworkQuerySchema):
@@ -155,6 +166,7 @@ class NetworkDetailResponse(Schema):
     entry = fields.Nested(NetworkEntrySchema, required=True)
     tabId = fields.String(required=True)
     bodyRetained = fields.Boolean()
+    bodySource = fields.String(metadata={"enum": ["retained"], "description": "where responseBody came from"})
     responseBody = fields.String()
     base64Encoded = fields.Boolean()
     bodyTruncated = fields.Boolean(metadata={"description": "cut at server.retainNetworkBodyMaxBytes"})
@@ -197,6 +209,7 @@ class RoutesResponse(Schema):
 # --- capture ---------------------------------------------------------------------------------------
 def _matcher(req: dict[str, Any]) -> Callable[[dict[str, Any]], bool]:
     url_part, method, rtype = req["filter"], req["method"].upper(), req["type"].lower()
+    types = SCRIPT_REQUESTS if rtype in SCRIPT_REQUESTS else {rtype}
     status = req["status"]
     if status.endswith("xx"):
         low, high = int(status[0]) * 100, int(status[0]) * 100 + 99
@@ -207,7 +220,7 @@ def _matcher(req: dict[str, Any]) -> Callable[[dict[str, Any]], bool]:
 
     def keep(e: dict[str, Any]) -> bool:
         return ((not url_part or url_part in e["url"]) and (not method or e["method"].upper() == method)
-                and (not rtype or e["resourceType"].lower() == rtype)
+                and (not rtype or e["resourceType"].lower() in types)
                 and (not status or low <= e["status"] <= high))
     return keep
 
@@ -233,13 +246,16 @@ def network(req: dict[str, Any], tab_id: str | None) -> Response:
 @bp.arguments(NetworkDetailQuerySchema, location="query")
 @bp.response(200, NetworkDetailResponse)
 def network_entry(req: dict[str, Any], request_id: str, tab_id: str | None) -> Response:
-    """One request in full; with body=true, its response body when server.retainNetworkBodies keeps them."""
+    """One request in full; with body=true, its response body when server.retainNetworkBodies keeps them
+    (one still being kept is waited for, up to timeoutMs)."""
     target = tab(req.get("tabId"))
-    found = target.network.get(request_id, body=req["body"], wait_s=BODY_WAIT_S)
+    found = target.network.get(request_id, body=req["body"], wait_s=req["timeoutMs"] / 1000)
     if found is None:
         raise NotFound(f"request {request_id} not found in tab {target.id}'s network log",
                        code="request_not_found")
     entry, body = found
+    if body.get("bodyRetained"):
+        body["bodySource"] = "retained"
     return jsonify({"entry": entry, "tabId": target.id, **body})
 
 

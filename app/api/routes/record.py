@@ -2,11 +2,15 @@
 security.allowScreencast, the screencast's gate).
 
 One recording at a time per bridge, as in the original. The file goes to
-``<stateDir>/recordings/<file>`` (a plain name; default ``recording-<time>.<format>``), written
-when the recording stops; its name is checked at start, so a stop never fails on it.
+``<stateDir>/recordings/<file>`` (a plain name; default ``recording-<time>.<format>``); its name is
+checked at start, so a stop never fails on it. As in the original, a stop answers at once
+(``status: encoding``) and the file is made in the background: ``GET /record/status`` says
+``encoding``, then ``finished`` (or ``failed``) once it is written. A stop with ``discard`` drops the
+frames and leaves the recorder ``idle``.
 """
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 from typing import Any
@@ -16,7 +20,7 @@ from flask.blueprints import BlueprintSetupState
 
 from cdp.recorder import Recording, RecordingError
 
-from ...errors import APIError, BadRequest, Conflict, disabled
+from ...errors import APIError, BadRequest, Conflict, StorageError, disabled
 from ...files import output_file, stamp, write_atomic
 from ...openapi import Blueprint, ErrorSchema
 from ..responses import RecordStartResponse, RecordStatusResponse, RecordStopResponse
@@ -24,23 +28,29 @@ from ..schemas import RecordStartSchema, RecordStopSchema
 from .common import before_reading, caller, state, tab
 
 bp = Blueprint("record", __name__)
+log = logging.getLogger(__name__)
 _RECORDER = "pinchtab.recorder"
 
 
 class Recorder:
-    """This bridge's recording (at most one), and how the last one ended."""
+    """This bridge's recording (at most one, from its start until its file is written), and how the
+    last one ended."""
 
     def __init__(self) -> None:
         self.current: Recording | None = None
         self.path: Path | None = None
-        self.last: dict[str, Any] = {}  # the status of the last recording once it ended
-        self._switch = threading.Lock()  # start and stop, one at a time
+        self.encoding: Recording | None = None  # stopped, its file being made in the background
+        self.last: dict[str, Any] = {}  # the status of the last recording once its file was made (or failed)
+        self._switch = threading.Lock()  # start, stop and the end of an encoding, one at a time
 
     def start(self, recording: Recording, path: Path) -> None:
         with self._switch:
             if self.current is not None:
                 raise Conflict("a recording is already running; POST /record/stop first", code="recording_active",
                                details={"tabId": self.current.tab.id})
+            if self.encoding is not None:
+                raise Conflict("the last recording's file is still being made; GET /record/status until it is "
+                               "finished", code="recording_active", details={"tabId": self.encoding.tab.id})
             try:
                 recording.start()
             except RecordingError as exc:
@@ -48,43 +58,71 @@ class Recorder:
             self.current, self.path, self.last = recording, path, {}
 
     def stop(self, discard: bool) -> dict[str, Any]:
+        """Stop the recording: drop it (``discard``) or start making its file (400 when none runs, as
+        in the original, and for a second stop while the file is being made)."""
         with self._switch:
             rec, path = self.current, self.path
             if rec is None or path is None:
-                raise Conflict("no recording is running; POST /record/start first", code="not_recording")
-            self.current = self.path = None
+                if self.encoding is not None:
+                    raise BadRequest(f"the recording is already stopped and its file is being made ({self.path}); "
+                                     "GET /record/status to follow it", code="recording_encoding")
+                raise BadRequest("no recording is running; POST /record/start first", code="not_recording")
+            self.current = None
             if discard:
+                self.path = None
                 rec.abort()
-                self.last = {"state": "stopped", "tabId": rec.tab.id, "format": rec.format, "frames": rec.frames,
-                             "durationMs": rec.duration_ms}
+                self.last = {}  # nothing was made: the recorder is idle again
                 return {"status": "discarded", "frames": rec.frames, "durationMs": rec.duration_ms,
                         "format": rec.format}
-            try:
-                data = rec.stop()
-            except RecordingError as exc:
-                self.last = {"state": "failed", "tabId": rec.tab.id, "format": rec.format, "error": str(exc)}
-                raise APIError(str(exc), status=502, code="recording_failed") from None
-            size = write_atomic(path, data, what=path.name)
-            self.last = {"state": "stopped", "tabId": rec.tab.id, "format": rec.format, "frames": rec.frames,
-                         "durationMs": rec.duration_ms, "path": str(path)}
-            return {"status": "saved", "path": str(path), "size": size, "frames": rec.frames,
-                    "durationMs": rec.duration_ms, "format": rec.format}
+            rec.halt()  # no more frames: the answer's count and duration are the recording's
+            self.encoding = rec
+        threading.Thread(target=self._encode, args=(rec, path), name=f"record-encode:{rec.tab.id[:8]}",
+                         daemon=True).start()
+        return {"status": "encoding", "path": str(path), "format": rec.format, "frames": rec.frames,
+                "durationMs": rec.duration_ms,
+                "hint": f"encoding {rec.frames} frames to {path.name}: GET /record/status until its state is "
+                        "finished; the file is at path then"}
+
+    def _encode(self, rec: Recording, path: Path) -> None:
+        """In the background: make the file and write it; the outcome is what the status shows next."""
+        base = {"tabId": rec.tab.id, "format": rec.format, "path": str(path), "outputPath": str(path)}
+        try:
+            size = write_atomic(path, rec.stop(), what=path.name)
+        except (RecordingError, StorageError) as exc:
+            outcome = {"state": "failed", **base, "frames": rec.frames, "durationMs": rec.duration_ms,
+                       "error": str(exc)}
+        except Exception as exc:  # never leave the recorder stuck in encoding
+            log.exception("recording: the file could not be made")
+            outcome = {"state": "failed", **base, "frames": rec.frames, "durationMs": rec.duration_ms,
+                       "error": f"the file could not be made: {exc}"}
+        else:
+            outcome = {"state": "finished", **base, "frames": rec.frames, "durationMs": rec.duration_ms,
+                       "size": size}
+        with self._switch:
+            if self.encoding is rec:
+                self.encoding, self.path, self.last = None, None, outcome
 
     def status(self) -> dict[str, Any]:
-        rec, path = self.current, self.path
-        if rec is None:
-            return {"active": False, "state": "idle", **self.last}
-        out = {"active": True, "state": "recording", "tabId": rec.tab.id, "format": rec.format, "fps": rec.fps,
-               "frames": rec.frames, "durationMs": rec.duration_ms, "path": str(path)}
-        if rec.limit_reached:
-            out["error"] = f"limit reached ({rec.limit_reached}): no more frames are added"
-        return out
+        rec, path, enc = self.current, self.path, self.encoding
+        if rec is not None:
+            out = {"active": True, "state": "recording", "tabId": rec.tab.id, "format": rec.format, "fps": rec.fps,
+                   "frames": rec.frames, "durationMs": rec.duration_ms, "path": str(path)}
+            if rec.limit_reached:
+                out["error"] = f"limit reached ({rec.limit_reached}): no more frames are added"
+            return out
+        if enc is not None:  # still busy, as the original says: a new start waits for the file
+            return {"active": True, "state": "encoding", "tabId": enc.tab.id, "format": enc.format, "fps": enc.fps,
+                    "frames": enc.frames, "durationMs": enc.duration_ms, "path": str(path), "outputPath": str(path)}
+        if self.last:
+            return {"active": False, **self.last}
+        return {"active": False, "state": "idle", "frames": 0}
 
     def abort(self) -> None:
-        """Shutdown: drop a running recording without waiting for its file."""
+        """Shutdown: drop a running recording, and a file being made, without waiting for them."""
         rec, self.current = self.current, None
-        if rec is not None:
-            rec.abort()
+        for r in (rec, self.encoding):
+            if r is not None:
+                r.abort()
 
 
 @bp.record_once
@@ -111,7 +149,8 @@ def _file_for(name: str, fmt: str) -> Path:
                          details={"field": "file"})
     if name and not name.lower().endswith(f".{fmt}"):
         name = f"{name}.{fmt}"
-    return output_file(state().config.server.state_dir, name and f"recordings/{name}", f"recordings/recording-{stamp()}.{fmt}")
+    return output_file(state().config.server.state_dir, name and f"recordings/{name}",
+                       f"recordings/recording-{stamp()}.{fmt}")
 
 
 @bp.route("/record/start", methods=["POST"])
@@ -119,7 +158,8 @@ def _file_for(name: str, fmt: str) -> Path:
 @bp.arguments(RecordStartSchema)
 @bp.response(200, RecordStartResponse)
 @bp.alt_response(403, schema=ErrorSchema, description="recording is off unless security.allowScreencast is set")
-@bp.alt_response(409, schema=ErrorSchema, description="a recording is already running")
+@bp.alt_response(409, schema=ErrorSchema,
+                 description="a recording is already running, or the last one's file is still being made")
 def record_start(req: dict[str, Any]) -> Response:
     """Start recording a tab (webm or gif) at up to ``fps`` frames a second, ``scale`` of its size."""
     path = _file_for(req["file"].strip(), req["format"])
@@ -137,9 +177,12 @@ def record_start(req: dict[str, Any]) -> Response:
 @bp.arguments(RecordStopSchema)
 @bp.response(200, RecordStopResponse)
 @bp.alt_response(403, schema=ErrorSchema, description="recording is off unless security.allowScreencast is set")
-@bp.alt_response(409, schema=ErrorSchema, description="no recording is running")
+@bp.alt_response(400, schema=ErrorSchema,
+                 description="no recording is running (not_recording), or its file is still being made "
+                             "(recording_encoding)")
 def record_stop(req: dict[str, Any]) -> Response:
-    """Stop the recording and write its file under the state dir (discard=true: drop it)."""
+    """Stop the recording: its file is made in the background under the state dir (status encoding;
+    GET /record/status says finished once it is written). discard=true: drop it, make nothing."""
     return jsonify(recorder().stop(req["discard"]))
 
 
@@ -148,5 +191,6 @@ def record_stop(req: dict[str, Any]) -> Response:
 @bp.response(200, RecordStatusResponse)
 @bp.alt_response(403, schema=ErrorSchema, description="recording is off unless security.allowScreencast is set")
 def record_status() -> Response:
-    """Whether a recording runs: its tab, format, frames so far and duration; or how the last one ended."""
+    """Whether a recording runs (recording), its file is being made (encoding), or how the last one
+    ended (finished with its path and size, or failed); idle when none ran since the last discard."""
     return jsonify(recorder().status())

@@ -54,11 +54,15 @@ def test_a_click_that_opens_a_tab_switches_the_caller_to_it(client, site):
     # the caller's next read lands on the new tab, which is listed first
     wait_until(lambda: "Counter" in text(client))
     assert client.get("/tabs").json["tabs"][0]["id"] == new
-    # window.open from a click handler too; autoSwitch: false reports it and stays
+    # window.open from a click handler too; autoSwitch: false stays and closes the tab it opened
+    before = {t["id"] for t in client.get("/tabs").json["tabs"]}
     r = client.post("/action", json={"kind": "click", "selector": "#popup", "tabId": opener, "autoSwitch": False})
-    popup = r.json["result"]["openedTab"]
-    assert "switchedToTab" not in r.json["result"] and popup not in (opener, new)
-    assert client.get("/tabs").json["tabs"][0]["id"] == opener
+    popup = r.json["result"]["closedTab"]
+    assert "switchedToTab" not in r.json["result"] and "openedTab" not in r.json["result"]
+    assert popup not in (opener, new)
+    tabs = client.get("/tabs").json["tabs"]
+    assert tabs[0]["id"] == opener and {t["id"] for t in tabs} == before
+    assert client.get(f"/tabs/{popup}/text").status_code == 404
     # a click that opens nothing says nothing about tabs
     r = client.post("/action", json={"kind": "click", "selector": "#plain"})
     assert "openedTab" not in r.json["result"]
@@ -84,3 +88,17 @@ def test_browser_field_names_an_engine(client, site):
     r = client.post("/action", json={"kind": "click", "selector": "#plain", "browser": "netscape"})
     assert r.status_code == 400 and r.json["code"] == "bad_browser"
     assert log(client).count("plain") == 1
+
+
+def test_browser_query_names_an_engine_on_every_route(client, site):
+    tab_id = nav(client, site.url("h4_actions.html"))["tabId"]
+    for path in ("/text", "/snapshot", f"/tabs/{tab_id}/title", "/screenshot", "/network"):
+        r = client.get(f"{path}?browser=nonexistent_xyz")
+        assert r.status_code == 400 and r.json["code"] == "bad_browser", (path, r.json)
+        r = client.get(f"{path}?browser=cloak")
+        assert r.status_code == 409 and r.json["code"] == "browser_conflict", (path, r.json)
+    r = client.post("/action?browser=nonexistent_xyz", json={"kind": "click", "selector": "#plain"})
+    assert r.status_code == 400 and r.json["code"] == "bad_browser"
+    assert log(client).count("plain") == 0  # refused before it ran
+    for query in ("browser=", "browser=chrome", "browser=Chrome"):  # empty: the default engine
+        assert client.get(f"/text?{query}").status_code == 200, query

@@ -143,8 +143,9 @@ def test_annotate_leaves_a_clickable_overlay_until_cleared(app_factory, site):
     nav(client, site.url("capture_page.html"))
 
     def overlay_labels() -> list[str]:
-        r = client.post("/evaluate", json={"expression": "[...document.querySelectorAll("
-                                           "'#__pinchtab_annotations_interactive__ span')].map(s => s.textContent)"})
+        labels = "'#__pinchtab_annotations_interactive__ div > div'"  # each box's label
+        r = client.post("/evaluate", json={"expression": f"[...document.querySelectorAll({labels})]"
+                                                         ".map(s => s.textContent)"})
         return r.json["result"]
 
     r = client.get("/annotate")
@@ -156,11 +157,21 @@ def test_annotate_leaves_a_clickable_overlay_until_cleared(app_factory, site):
     assert client.post("/action", json={"kind": "click", "x": label["x"] + 6, "y": label["y"] - 8}).status_code == 200
     copied = client.post("/evaluate", json={"expression": "window.__ptLastCopied"}).json["result"]
     assert f"Element: {go['ref']}" in copied and "Role: button" in copied and "Name: Go" in copied
-    assert "CSS: #go" in copied and 'XPath: //*[@id="go"]' in copied and "Page: http://127.0.0.1" in copied
+    assert "CSS: #go" in copied and 'XPath: //*[@id="go"]' in copied
+    title = client.get("/title").json["title"]
+    assert f"Page: {title} (http://127.0.0.1" in copied
+    # The original's clients click a label from a script: the <div> whose text is the ref, its click event.
+    help_ref = next(a["ref"] for a in ann["annotations"] if a["name"] == "Help")
+    click = ("(() => { let label = null; document.getElementById('__pinchtab_annotations_interactive__')"
+             f".querySelectorAll('div').forEach((d) => {{ if (d.textContent === '{help_ref}') label = d; }});"
+             " label.dispatchEvent(new MouseEvent('click', {bubbles: true})); return window.__ptLastCopied; })()")
+    copied = client.post("/evaluate", json={"expression": click}).json["result"]
+    assert f"Element: {help_ref}" in copied and "Page: " in copied and "CSS: " in copied and "XPath: " in copied
     # Scoped: only the elements inside; clear: the overlay goes.
     scoped = client.get("/annotate?selector=%23panel").json
     assert [a["name"] for a in scoped["annotations"]] == ["Inner"]
     assert overlay_labels() == [scoped["annotations"][0]["ref"]]
     assert client.get("/annotate?clear=true").json == {"cleared": True}
     assert overlay_labels() == []
-    assert client.get("/annotate?selector=%23nope").status_code == 404
+    r = client.get("/annotate?selector=%23nope")
+    assert r.status_code == 400 and r.json["code"] == "element_not_found" and r.json["details"]["field"] == "selector"

@@ -108,9 +108,23 @@ def test_dark_mode_and_print_media_are_emulated_and_can_be_undone(client, site):
 def test_geolocation_is_what_the_page_is_told(client, site):
     tab = probe(client, site)
     out = post(client, "/emulation/geolocation", {"latitude": 48.8584, "longitude": 2.2945}, GeolocationResponse)
-    assert out == {"latitude": 48.8584, "longitude": 2.2945, "accuracy": 1.0, "status": "applied"}
+    assert out == {"latitude": 48.8584, "longitude": 2.2945, "accuracy": 1.0, "status": "applied",
+                   "permissionGranted": True}
     client.post("/action", json={"kind": "click", "selector": "#locate", "tabId": tab})
     wait_until(lambda: shows(client, "place=48.8584,2.2945", tab), 5)
+
+
+def test_geolocation_on_an_origin_chrome_grants_nothing_is_still_applied(client, site):
+    # Plain http on a host other than localhost is not a secure origin: Chrome refuses it the
+    # permission (the original's e2e fixture host is such a one). The position is set all the same.
+    insecure = site.url("h2_probe.html").replace("127.0.0.1", "0.0.0.0")
+    tab = nav(client, insecure)["tabId"]
+    out = post(client, "/emulation/geolocation", {"latitude": 51.5074, "longitude": -0.1278, "tabId": tab},
+               GeolocationResponse)
+    assert out == {"latitude": 51.5074, "longitude": -0.1278, "accuracy": 1.0, "status": "applied",
+                   "permissionGranted": False}
+    assert client.post("/action", json={"kind": "click", "selector": "#locate", "tabId": tab}).status_code == 200
+    wait_until(lambda: "place unknown" not in text(client, mode="raw", tabId=tab), 5)  # the page got its answer
 
 
 def test_offline_fails_loads_and_switching_back_online_restores_them(client, site):

@@ -87,12 +87,17 @@ def test_a_handoff_pauses_agents_until_a_person_resumes(client, site):
     assert client.get(f"/tabs/{t}/handoff").json == {"tabId": t, "status": "active"}
     r = client.post(f"/tabs/{t}/handoff", json={"reason": "captcha"})
     assert r.status_code == 200 and r.json["status"] == "paused_handoff" and r.json["handoffReason"] == "captcha"
+    assert r.json["reason"] == "captcha"
+    shown = client.get(f"/tabs/{t}/handoff").json
+    assert shown["status"] == "paused_handoff" and shown["reason"] == shown["handoffReason"] == "captcha"
     listed = next(x for x in client.get("/tabs").json["tabs"] if x["id"] == t)
     assert listed["status"] == "paused_handoff" and listed["handoffReason"] == "captcha" and listed["pausedAt"]
     r = client.post("/action", json={"kind": "click", "selector": "#inc", "tabId": t})
     assert r.status_code == 409 and r.json["code"] == "tab_paused_handoff"
     r = client.post("/actions", json={"tabId": t, "actions": [{"kind": "click", "selector": "#inc"}]})
+    assert r.status_code == 200 and r.json["failed"] == 1
     assert r.json["results"][0]["code"] == "tab_paused_handoff"
+    assert "paused for human handoff (captcha)" in r.json["results"][0]["error"]  # the original's words
     assert clicks(client, t) == "0"  # the agent still reads while it waits
     r = client.post(f"/tabs/{t}/resume", json={"status": "solved", "resolvedData": {"token": "x1"}})
     assert r.status_code == 200 and r.json["resolution"]["resolvedData"] == {"token": "x1"}

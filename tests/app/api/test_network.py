@@ -67,6 +67,8 @@ def test_every_request_of_a_new_tab_is_captured_and_filtered(client: Any, site: 
     r = client.get(f"/network?tabId={tab_id}&type=FETCH")
     assert r.json["count"] == 2 and r.json["items"] == r.json["entries"] and r.json["tabId"] == tab_id
     assert {e["url"].rsplit("=", 1)[1] for e in r.json["entries"]} == {"1", "2"}
+    # The original's clients ask type=XHR for a page's fetch() calls too.
+    assert client.get(f"/network?tabId={tab_id}&type=XHR").json["entries"] == r.json["entries"]
     clip = _by_name(entries, "network_clip.webm")
     assert (clip["status"], clip["resourceType"]) == (404, "Media")
     client_errors = client.get(f"/network?tabId={tab_id}&status=4xx").json["entries"]
@@ -83,8 +85,7 @@ def test_every_request_of_a_new_tab_is_captured_and_filtered(client: Any, site: 
 @pytest.mark.parametrize("opener_control", ["#open", "#link"])  # window.open(), a target=_blank link
 def test_a_popup_is_captured_from_its_first_request(client: Any, site: Any, opener_control: str) -> None:
     opener = _open(client, site, "popup_opener.html")
-    r = client.post("/action", json={"kind": "click", "selector": opener_control, "tabId": opener,
-                                     "autoSwitch": False})
+    r = client.post("/action", json={"kind": "click", "selector": opener_control, "tabId": opener})
     popup = r.json["result"]["openedTab"]
     page = _by_name(_settled(client, popup), ASSETS)  # the popup's own document, and both its fetches
     assert (page["resourceType"], page["status"], page["finished"]) == ("Document", 200, True)
@@ -106,12 +107,27 @@ def test_a_request_in_detail_with_its_body_cut_at_the_cap(client: Any, site: Any
     assert r.status_code == 200 and r.json["entry"] == data and "responseBody" not in r.json
 
     r = client.get(f"/tabs/{tab_id}/network/{data['requestId']}?body=true")
-    assert r.json["bodyRetained"] is True and r.json["bodyTruncated"] is True
+    assert r.json["bodyRetained"] is True and r.json["bodyTruncated"] is True and r.json["bodySource"] == "retained"
     assert r.json["responseBody"] == '{"msg": "from the server", "items": [1, 2, 3]}'[:20]
     assert "retainNetworkBodyMaxBytes" in r.json["bodyNote"]
 
     r = client.get(f"/network/no-such-request?tabId={tab_id}")
     assert r.status_code == 404 and r.json["code"] == "request_not_found"
+
+
+def test_the_originals_retained_body_query_finds_a_fetch_and_its_kept_body(app_factory: Any, site: Any) -> None:
+    client = app_factory(**{"server.retainNetworkBodies": True}).test_client()
+    tab_id = _open(client, site)
+    _settled(client, tab_id)
+    items = client.get(f"/network?tabId={tab_id}&type=XHR&limit=20").json["items"]
+    data = _by_name(items, "n=1")
+    r = client.get(f"/network/{data['requestId']}?tabId={tab_id}&body=true&bodyMode=retained-preferred"
+                   "&timeoutMs=2000")
+    assert r.status_code == 200, r.json
+    assert r.json["bodyRetained"] is True and r.json["bodySource"] == "retained" and not r.json.get("bodyPending")
+    assert "from the server" in r.json["responseBody"] and r.json["bodyTruncated"] is False
+    for query in ("bodyMode=sideways", "timeoutMs=-1", "timeoutMs=60000"):
+        assert client.get(f"/network/{data['requestId']}?tabId={tab_id}&body=true&{query}").status_code == 400, query
 
 
 def test_bodies_are_not_kept_unless_the_config_says_so(app_factory: Any, site: Any) -> None:

@@ -228,7 +228,21 @@ def record(client, **body: Any) -> dict[str, Any]:
     assert status["active"] is True and status["state"] == "recording" and status["format"] == r.json["format"]
     stop = client.post("/record/stop")
     assert stop.status_code == 200, stop.json
-    return stop.json
+    assert stop.json["status"] == "encoding" and stop.json["format"] == r.json["format"], stop.json
+    return finished(client, stop.json)
+
+
+def finished(client, stop: dict[str, Any]) -> dict[str, Any]:
+    """The status once the stopped recording's file is made (a stop answers before it is)."""
+    def done() -> dict[str, Any] | None:
+        status = client.get("/record/status").json
+        assert status["state"] in ("encoding", "finished"), status
+        return status if status["state"] == "finished" else None
+
+    status = wait_until(done, 30)
+    assert status["active"] is False and status["path"] == status["outputPath"] == stop["path"]
+    assert status["frames"] >= stop["frames"] and status["format"] == stop["format"]
+    return status
 
 
 def test_a_recording_is_a_webm_file_chromium_plays(recorder, tmp_path):
@@ -236,15 +250,13 @@ def test_a_recording_is_a_webm_file_chromium_plays(recorder, tmp_path):
     path = Path(saved["path"])
     assert path.parent == (tmp_path / ".pinchtab").resolve() / "outputs" / "recordings" and path.suffix == ".webm"
     data = path.read_bytes()
-    assert saved["status"] == "saved" and saved["format"] == "webm" and saved["size"] == len(data)
+    assert saved["format"] == "webm" and saved["size"] == len(data)
     assert saved["frames"] >= 5 and saved["durationMs"] >= 400
     doc_type, blocks = ebml_blocks(data)
     assert doc_type == "webm" and blocks >= 5
     video = browser_reads(recorder, data, "webm")
     viewport = recorder.post("/evaluate", json={"expression": "[innerWidth, innerHeight]"}).json["result"]
     assert (video["width"], video["height"]) == (round(viewport[0] / 4) * 2, round(viewport[1] / 4) * 2)
-    done = recorder.get("/record/status").json
-    assert done["active"] is False and done["state"] == "stopped" and done["path"] == saved["path"]
 
 
 def test_a_recording_is_a_gif_of_the_frames_that_changed(recorder):
@@ -266,14 +278,24 @@ def test_recording_refuses_what_it_cannot_do(app_factory, recorder, site):
                         ({"file": "sub/dir.webm"}, "file"), ({"scale": 2}, "scale")):
         r = recorder.post("/record/start", json=body)
         assert r.status_code == 400 and r.json["details"]["field"] == field, r.json
-    assert recorder.post("/record/stop").json["code"] == "not_recording"
+    assert recorder.get("/record/status").json == {"active": False, "state": "idle", "frames": 0}
+    none = recorder.post("/record/stop", json={})
+    assert none.status_code == 400 and none.json["code"] == "not_recording"
     assert recorder.post("/record/start", json={"tabId": "NOPE"}).status_code == 404
     assert recorder.post("/record/start", json={}).status_code == 200
     again = recorder.post("/record/start", json={})
     assert again.status_code == 409 and again.json["code"] == "recording_active"
     dropped = recorder.post("/record/stop", json={"discard": True}).json
     assert dropped["status"] == "discarded" and "path" not in dropped
-    assert recorder.get("/record/status").json["state"] == "stopped"
+    assert recorder.get("/record/status").json == {"active": False, "state": "idle", "frames": 0}
+    # Stopped twice: the second is refused, while the file is being made and after.
+    assert recorder.post("/record/start", json={"format": "gif"}).status_code == 200
+    first = recorder.post("/record/stop", json={})
+    assert first.status_code == 200 and first.json["status"] == "encoding"
+    second = recorder.post("/record/stop", json={})
+    assert second.status_code == 400 and second.json["code"] in ("recording_encoding", "not_recording")
+    finished(recorder, first.json)
+    assert recorder.post("/record/stop", json={}).status_code == 400
 
 
 
@@ -285,4 +307,5 @@ def test_a_recording_stopped_at_once_on_a_still_page_is_still_a_file(app_factory
     assert client.post("/record/start", json={"format": fmt}).status_code == 200
     stop = client.post("/record/stop")
     assert stop.status_code == 200, stop.json
-    assert stop.json["frames"] >= 1 and Path(stop.json["path"]).stat().st_size == stop.json["size"] > 0
+    done = finished(client, stop.json)
+    assert done["frames"] >= 1 and Path(done["path"]).stat().st_size == done["size"] > 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 
 import pytest
 from support.agent import nav
@@ -36,12 +37,23 @@ def test_eviction_picks_by_policy_and_never_a_held_tab():
         tab_policy.eviction_victims(pages, 3, "close_lru", used, created, lambda t: True)
 
 
-def test_idle_tabs_are_those_unused_past_the_delay_but_never_all():
-    used = {"a": 0.0, "b": 5.0, "c": 9.5}.__getitem__
+def test_due_tabs_are_the_armed_ones_past_their_deadline_but_never_every_page():
+    deadlines = {"a": 5.0, "b": 9.0, "c": 12.0}
     keep_none = lambda t: False  # noqa: E731
-    assert tab_policy.idle_tabs(["a", "b", "c"], 10.0, 3.0, used, keep_none) == ["a", "b"]
-    assert tab_policy.idle_tabs(["a", "b", "c"], 10.0, 3.0, used, lambda t: t == "a") == ["b"]
-    assert tab_policy.idle_tabs(["a", "b"], 100.0, 3.0, used, keep_none) == ["a"]  # b, the latest, stays
+    pages = ["a", "b", "c", "unarmed"]
+    assert tab_policy.due_tabs(deadlines, 10.0, pages, keep_none) == ["a", "b"]
+    assert tab_policy.due_tabs(deadlines, 10.0, pages, lambda t: t == "a") == ["b"]
+    assert tab_policy.due_tabs(deadlines, 20.0, ["a", "b"], keep_none) == ["a"]  # b, armed last, stays
+    assert tab_policy.due_tabs(deadlines, 20.0, ["b", "other"], keep_none) == ["b"]
+
+
+def test_which_requests_arm_and_disarm_a_tabs_timer():
+    assert tab_policy.timer_change("GET", "/text") == "arm"
+    assert tab_policy.timer_change("GET", "/tabs/<tab_id>/snapshot") == "arm"
+    assert tab_policy.timer_change("POST", "/action") == "arm"
+    assert tab_policy.timer_change("POST", "/tabs/<tab_id>/navigate") == "disarm"
+    assert tab_policy.timer_change("GET", "/screenshot") == ""  # a dashboard watching must not close tabs
+    assert tab_policy.timer_change("GET", "/tabs") == ""
 
 
 # --- in a browser ------------------------------------------------------------------------------
@@ -53,21 +65,52 @@ def idle_app(app_factory):
     app.extensions["pinchtab.tab_idle"].stop()
 
 
-def test_idle_tabs_close_and_used_or_held_ones_stay(idle_app, site):
+def test_a_read_within_the_delay_starts_the_timer_again(idle_app, site):
+    client, closer = idle_app.test_client(), idle_app.extensions["pinchtab.tab_idle"]
+    state = idle_app.extensions["pinchtab"]
+    tab_id = nav(client, site.url("form.html"))["tabId"]
+    # A clock of our own, far enough ahead that the closer's thread (on the real one) never sees it due.
+    base = time.monotonic() + 1000
+    closer.arm(tab_id, now=base)
+    closer.arm(tab_id, now=base + 0.6)  # the second read, within the delay
+    assert closer.sweep(state, now=base + closer.delay_s + 0.1) == []  # past the first read's deadline
+    assert tab_id in open_ids(client)
+    assert closer.sweep(state, now=base + 0.6 + closer.delay_s) == [tab_id]
+    assert tab_id not in open_ids(client) and not closer.armed(tab_id)
+
+
+def test_reads_and_actions_arm_the_close_and_navigate_disarms_it(idle_app, site):
     client = idle_app.test_client()
-    held = nav(client, site.url("form.html"))["tabId"]
+    closer = idle_app.extensions["pinchtab.tab_idle"]
+    by_text = nav(client, site.url("form.html"))["tabId"]
+    by_snapshot = nav(client, site.url("form.html"))["tabId"]
+    by_action = nav(client, site.url("counter.html"))["tabId"]
+    navigated = nav(client, site.url("table.html"))["tabId"]
+    held = nav(client, site.url("table.html"))["tabId"]
+    kept_busy = nav(client, site.url("table.html"))["tabId"]
+    assert not closer.armed(navigated)  # a navigate alone arms nothing: the tab stays until read
+
+    assert client.get(f"/text?tabId={navigated}&format=text").status_code == 200
+    assert closer.armed(navigated)
+    assert client.post("/navigate", json={"url": site.url("form.html"), "tabId": navigated}).status_code == 200
+    assert not closer.armed(navigated)  # fresh work on it: its pending close is off
     assert client.post("/lock", json={"tabId": held, "owner": "alice"}).status_code == 200
-    idle = nav(client, site.url("counter.html"))["tabId"]
-    used = nav(client, site.url("table.html"))["tabId"]
+    assert client.get(f"/tabs/{held}/text").status_code == 200
 
-    def idle_closed() -> bool:
-        assert client.get(f"/text?tabId={used}").status_code == 200  # each read starts its delay again
-        return idle not in open_ids(client)
+    # Armed after the navigate disarmed the other: when these have closed, its old deadline is past.
+    assert client.get(f"/text?tabId={by_text}&format=text").status_code == 200
+    assert client.get(f"/tabs/{by_snapshot}/snapshot").status_code == 200
+    assert client.post("/action", json={"kind": "press", "key": "Tab", "tabId": by_action}).status_code == 200
 
-    wait_until(idle_closed, 6)
+    def closed() -> bool:
+        # Each read of kept_busy starts its timer again: it does not run out while the tab is in use.
+        assert client.get(f"/title?tabId={kept_busy}").status_code == 200
+        return not {by_text, by_snapshot, by_action} & set(open_ids(client))
+
+    wait_until(closed, 8)
     ids = open_ids(client)
-    assert used in ids and held in ids
-    assert client.get(f"/tabs/{idle}/text").status_code == 404
+    assert navigated in ids and held in ids and kept_busy in ids
+    assert client.get(f"/tabs/{by_text}/text").status_code == 404
 
 
 def test_max_parallel_tabs_limits_tabs_working_at_once(app_factory, site):

@@ -110,7 +110,12 @@ def test_record_start_status_stop_writes_a_video(mcp, site):
             await until(frames, 20)
         finally:
             stopped = json.loads(await s.ok("pinchtab_record_stop", tabId=tab))
-        assert stopped["status"] == "saved" and stopped["path"].endswith("mcp-run.webm") and stopped["size"] > 0
-        assert json.loads(await s.ok("pinchtab_record_status"))["active"] is False
+        assert stopped["status"] == "encoding" and stopped["path"].endswith("mcp-run.webm")
+
+        async def written() -> bool:  # the file is made after the stop answers
+            status = json.loads(await s.ok("pinchtab_record_status"))
+            return status["state"] == "finished" and status["active"] is False and status["size"] > 0
+
+        await until(written, 30)
 
     mcp(scenario)

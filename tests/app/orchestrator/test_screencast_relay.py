@@ -48,6 +48,9 @@ def test_server_mode_relays_the_cast_and_forwards_recordings(shared_server: Serv
     r = sp.post("/record/start", json={"tabId": tab_id, "format": "gif", "scale": 0.25})
     assert r.status_code == 200, r.text
     wait_until(lambda: sp.get("/record/status").json()["frames"] >= 2, 10)
-    saved = sp.post("/record/stop").json()
-    assert saved["status"] == "saved" and saved["frames"] >= 2 and saved["path"].endswith(".gif")
+    stopped = sp.post("/record/stop").json()
+    assert stopped["status"] == "encoding" and stopped["frames"] >= 2 and stopped["path"].endswith(".gif")
+    # The file is made after the stop answers: the instance's status says when, through the proxy too.
+    saved = wait_until(lambda: (s := sp.get("/record/status").json())["state"] == "finished" and s, 30)
+    assert saved["path"] == stopped["path"] and saved["size"] > 0
     sp.post("/close", json={"tabId": tab_id})
