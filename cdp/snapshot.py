@@ -38,6 +38,9 @@ class RefTable:
     owners: dict[str, str] = field(default_factory=dict)  # child frame id -> ref of its <iframe>
 
 
+MAX_WALKS = 3   # a page that commits a new document on every walk gets the last walk's refs
+
+
 def refs_of(tab: Tab) -> RefTable:
     """The tab's ref table for its current main-frame document (a new document starts afresh)."""
     table: RefTable | None = tab.state.get("refs")
@@ -51,15 +54,24 @@ def refs_of(tab: Tab) -> RefTable:
 # --- snapshot --------------------------------------------------------------------------------
 def take(tab: Tab, *, filter: str = "all", details: bool = False, max_depth: int = -1,
          root: Element | None = None) -> list[dict[str, Any]]:
-    """The tab's nodes in document order, frames inlined under their owners; refs recorded."""
-    table = refs_of(tab)
-    if tab.main_frame_id is None:
-        return []
-    if root is not None:
-        frame = tab.frames[root.frame_id]
-    else:
-        frame = tab.frames[tab.main_frame_id]
-    nodes = _walk_frame(tab, table, frame, filter, details, max_depth, root, depth_offset=0)
+    """The tab's nodes in document order, frames inlined under their owners; refs recorded.
+
+    A walk that a new document's commit overtook (a popup that was still on about:blank when it
+    began) read the new document under the old one's refs, which the commit then retires: it is
+    walked again, so the refs handed out are the new document's.
+    """
+    for _ in range(MAX_WALKS):
+        epoch = tab.document_epoch
+        table = refs_of(tab)
+        if tab.main_frame_id is None:
+            return []
+        if root is not None:
+            frame = tab.frames[root.frame_id]
+        else:
+            frame = tab.frames[tab.main_frame_id]
+        nodes = _walk_frame(tab, table, frame, filter, details, max_depth, root, depth_offset=0)
+        if tab.document_epoch == epoch or root is not None:
+            break   # (an element's subtree belongs to the document it was found in: no second walk)
     for node in nodes:
         table.seen[node["ref"]] = (node["role"], node.get("name", ""))
     return nodes

@@ -416,6 +416,9 @@ class Tab:
         while True:
             self._pump()
             if predicate():
+                # The reader queues an event before it hands over a later reply: what came before
+                # the answer (a commit the answer already reflects) is handled before we act on it.
+                self._pump()
                 return True
             if interrupt is not None and interrupt():
                 return False
