@@ -11,13 +11,11 @@ import itertools
 import json
 import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
-from support.config import make_config
-from support.debug_pages import NPM_SDK, Agent, DebugPages
+from support.debug_pages import Agent, DebugPages
 from support.waits import wait_until
 
 from app import netguard
@@ -117,21 +115,6 @@ def test_cdp_navigate_keeps_to_the_strict_allowlist(debugged: Any, site: Any) ->
 
 # --- our page SDK ------------------------------------------------------------------------------------------
 SESSION = "navigate-policy-session"
-
-
-@pytest.fixture(scope="module")
-def pages() -> Iterator[DebugPages]:
-    if not NPM_SDK.exists():
-        pytest.fail("the npm SDK is not installed: npm ci --prefix tests/js (scripts/dev.sh test does it)")
-    p = DebugPages()
-    yield p
-    p.stop()
-
-
-@pytest.fixture
-def standalone(tmp_path: Path) -> Iterator[StandaloneServer]:
-    with StandaloneServer(make_config(tmp_path), "127.0.0.1", 0, SESSION) as srv:
-        yield srv
 
 
 def test_our_sdk_opens_only_web_and_relative_urls(pages: DebugPages, standalone: StandaloneServer, tab: Any) -> None:

@@ -13,7 +13,7 @@ from urllib.parse import quote
 import pytest
 import requests
 from support.config import make_config
-from support.debug_pages import NPM_SDK, Agent, AppServer, DebugPages
+from support.debug_pages import Agent, AppServer, DebugPages
 from support.waits import wait_until
 
 from app.debug import protocol
@@ -23,21 +23,6 @@ from cdp.navigation import navigate, reload
 SESSION = "sdk-test-session"
 GREETING = ["hello", "capabilities", "dom_snapshot", "ui_tree", "state_update", "navigation"]
 SDKS = ["npm", "ours"]
-
-
-@pytest.fixture(scope="module")
-def pages() -> Iterator[DebugPages]:
-    if not NPM_SDK.exists():
-        pytest.fail("the npm SDK is not installed: npm ci --prefix tests/js (scripts/dev.sh test does it)")
-    p = DebugPages()
-    yield p
-    p.stop()
-
-
-@pytest.fixture
-def standalone(tmp_path: Path) -> Iterator[StandaloneServer]:
-    with StandaloneServer(make_config(tmp_path), "127.0.0.1", 0, SESSION) as srv:
-        yield srv
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from support.waits import wait_until
 
 from app.extension.bridge import ExtensionServer
 from app.extension.daemon import Daemon
+from bench.bench_extension import socket_command
 
 NOBODY = 65534
 SECRET = "correct horse battery staple"
@@ -73,22 +73,6 @@ def request_as(python: str, uid: int | None, url: str, method: str, path: str,
     return json.loads(done.stdout)
 
 
-def socket_line(path: Path, command: dict[str, Any]) -> dict[str, Any]:
-    """A client's command on the daemon's socket, and its answer."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(15)
-        s.connect(str(path))
-        s.sendall(json.dumps(command).encode() + b"\n")
-        s.shutdown(socket.SHUT_WR)
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        return json.loads(data)
-
-
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
     d = Daemon(make_config(tmp_path), socket_path=tmp_path / "sak" / "browser.sock", port=0).start()
@@ -117,7 +101,7 @@ def take(daemon: Daemon) -> dict[str, Any]:
 
 def test_another_users_poll_gets_nothing_and_the_command_waits_for_the_owner(
         daemon: Daemon, pool: ThreadPoolExecutor, python_for_anyone: str, caplog: pytest.LogCaptureFixture) -> None:
-    typed: Future = pool.submit(socket_line, daemon.sockets.path,
+    typed: Future = pool.submit(socket_command, daemon.sockets.path,
                                 {"type": "type", "requestId": "pw",
                                  "data": {"selector": "input#password", "text": SECRET, "tabId": None}})
     # The owner's poll, by the same client the other user runs: it works, and takes the selector check.
@@ -147,7 +131,7 @@ def test_another_users_poll_gets_nothing_and_the_command_waits_for_the_owner(
 
 def test_another_users_forged_response_does_not_reach_the_waiting_client(
         daemon: Daemon, pool: ThreadPoolExecutor, python_for_anyone: str) -> None:
-    answer: Future = pool.submit(socket_line, daemon.sockets.path, {"type": "get_tabs", "data": {}, "requestId": 9})
+    answer: Future = pool.submit(socket_command, daemon.sockets.path, {"type": "get_tabs", "data": {}, "requestId": 9})
     assert take(daemon)["requestId"] == 9
     forged = json.dumps({"requestId": 9, "success": True, "data": [{"id": 1, "url": "https://evil.example/"}]})
     theirs = request_as(python_for_anyone, NOBODY, daemon.url, "POST", "/response", EXTENSION, forged)
