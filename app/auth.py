@@ -2,19 +2,27 @@
 
 Two more credentials are accepted where the app provides their store (server mode does):
 
-* ``Authorization: Session <token>``, an agent session (``app.orchestrator.sessions``): the caller
-  is that session's agent (``g.session_agent``), whatever ``X-Agent-Id`` it sends;
-* the dashboard's login cookie (``app.orchestrator.login``), for people in a browser. A cookie is
-  sent by the browser on its own, so a request that changes something must also prove it comes
-  from our own page: a same-origin ``Origin`` (or ``Referer``), or the login's CSRF header. That
-  holds for every unsafe method, for WebSockets (their upgrade is a GET), and for the GETs that act
-  or write a file (:func:`changes_state`).
+* ``Authorization: Session <token>``, an agent session (``app.sessions``): the caller is that
+  session's agent (``g.session_agent``, the session itself ``g.agent_session``), whatever
+  ``X-Agent-Id`` it sends;
+* the dashboard's login cookie (``pinchtab_auth_token``, as the original names it;
+  ``app.orchestrator.login``), for people in a browser. It opens only the routes the dashboard
+  calls (:data:`COOKIE_ROUTES`); any other is 403 ``header_auth_required`` (a download, say: the
+  browser would fetch with the user's cookies on the cookie's word alone). A cookie is sent by the
+  browser on its own, so a request that changes something must also prove it comes from our own
+  page: a same-origin ``Origin`` (or ``Referer``), or the login's CSRF header, else 403
+  ``origin_forbidden``. That holds for every unsafe method, for WebSockets (their upgrade is a GET),
+  and for the GETs that act or write a file (:func:`changes_state`).
+
+A token in the query string (``?token=``) is no credential anywhere, as in the original: URLs end
+up in logs and browser history.
 
 ``g.auth`` says which one a request used: ``"bearer"``, ``"session"`` or ``"cookie"``.
 
 Wrong tokens are limited per client address (``app.ratelimit``, the address a trusted proxy
-forwarded: ``app.forwarded``): past the limit a client gets 429 ``rate_limited`` with
-``Retry-After``, whatever it sends, until its failures age out; other clients go on.
+forwarded: ``app.forwarded``): past the limit a client gets 429 ``rate_limited`` (at the login,
+the original's ``login_rate_limited``) with ``Retry-After``, whatever it sends, until its failures
+age out; other clients go on.
 """
 from __future__ import annotations
 
@@ -27,7 +35,7 @@ from urllib.parse import urlsplit
 
 from flask import Flask, Request, current_app, g, request
 
-from . import forwarded
+from . import forwarded, web_origin
 from .errors import APIError, Forbidden, Unauthorized
 from .ratelimit import FailureLimiter
 
@@ -37,7 +45,7 @@ PUBLIC = {("GET", "/health"), ("HEAD", "/health")}
 _EXTRA = "pinchtab.public_requests"
 SESSIONS = "pinchtab.agent_sessions"
 LOGINS = "pinchtab.dashboard_logins"
-COOKIE = "pinchtab_session"
+COOKIE = "pinchtab_auth_token"   # the original's name: its clients and scripts look for it
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 GUESSES = "pinchtab.token_guesses"  # app.extensions key: the FailureLimiter of wrong tokens
@@ -48,14 +56,23 @@ FILE_BY_DEFAULT = frozenset({"/capture"})  # GETs whose output is a file unless 
 _TAB_PREFIX = re.compile(r"^/tabs/[^/]+(?=/)")
 
 
-class SessionResolver(Protocol):
-    """Turns an agent-session token into its agent id (None: unknown, expired or revoked)."""
+class AgentSessionLike(Protocol):
+    """What auth needs of an agent session: its id and its agent."""
 
-    def resolve(self, token: str) -> str | None: ...
+    id: str
+    agent_id: str
+
+
+class SessionResolver(Protocol):
+    """Turns an agent-session token into its live session (None: unknown, expired or revoked)."""
+
+    def lookup(self, token: str) -> AgentSessionLike | None: ...
 
 
 class LoginResolver(Protocol):
     """Turns a login cookie into its login (None: unknown or expired); the login has ``csrf``."""
+
+    elevation_s: float
 
     def resolve(self, cookie: str) -> Any | None: ...
 
@@ -68,7 +85,10 @@ def allow_public(app: Flask, predicate: Callable[[Request], bool]) -> None:
 
 
 def same_origin(req: Request) -> bool:
-    """Whether the request's ``Origin`` (else ``Referer``) is this server's own origin."""
+    """Whether the request's ``Origin`` (else ``Referer``) is this server's own origin: the host and
+    port of ``Host``, and the scheme when we know it (TLS here, or a trusted proxy's
+    ``X-Forwarded-Proto``, :mod:`app.forwarded`). Without either the scheme is not compared, as
+    :mod:`app.web_origin` does not: no other server answers on our host and port."""
     source = req.headers.get("Origin") or req.headers.get("Referer") or ""
     if not source or source == "null":
         return False
@@ -76,7 +96,11 @@ def same_origin(req: Request) -> bool:
         parts = urlsplit(source)
     except ValueError:
         return False
-    return f"{parts.scheme}://{parts.netloc}".lower() == req.host_url.rstrip("/").lower()
+    if not web_origin.same_origin(f"{parts.scheme}://{parts.netloc}", req.host):
+        return False
+    if req.scheme == "https" or forwarded.from_trusted_proxy(req):
+        return parts.scheme.lower() == forwarded.request_scheme(req)
+    return True
 
 
 def is_websocket(req: Request) -> bool:
@@ -99,6 +123,33 @@ def changes_state(req: Request) -> bool:
     return "file" in outputs or path in STATE_CHANGING_GETS
 
 
+# The routes a login cookie opens: what the dashboard calls (the original's list and ours: debug
+# sessions, the telemetry stream, agent sessions, instance restarts). (methods, path pattern).
+_ID = r"[^/]+"
+COOKIE_ROUTES: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = tuple(
+    (frozenset(methods), re.compile(f"^(?:{pattern})$")) for methods, pattern in (
+        (("GET", "HEAD"), "|".join((
+            r"/health", r"/metrics", r"/api/metrics", r"/api/activity", r"/api/events", r"/api/config",
+            rf"/api/agents(?:/{_ID}(?:/events)?)?", r"/sessions(?:/.+)?", r"/profiles",
+            r"/instances", r"/instances/tabs", r"/instances/metrics",
+            rf"/instances/{_ID}/(?:tabs|logs|logs/stream|proxy/screencast)", r"/screencast",
+            rf"/tabs/{_ID}/(?:screenshot|pdf)", rf"/debug/sessions(?:/{_ID})?", r"/events"))),
+        (("POST",), "|".join((
+            r"/api/auth/elevate", rf"/api/agents/{_ID}/events", r"/action", r"/instances/start",
+            r"/instances/launch", rf"/instances/{_ID}/(?:stop|restart|start)", rf"/tabs/{_ID}/(?:close|debug)",
+            r"/profiles", r"/sessions", rf"/sessions/{_ID}/revoke", r"/debug/sessions",
+            rf"/debug/sessions/{_ID}/commands"))),
+        (("PUT",), r"/api/config"),
+        (("PATCH",), rf"/profiles/{_ID}"),
+        (("DELETE",), "|".join((rf"/profiles/{_ID}", rf"/sessions/{_ID}", rf"/debug/sessions/{_ID}"))),
+    ))
+
+
+def cookie_opens(req: Request) -> bool:
+    """Whether a login cookie alone may call this route (:data:`COOKIE_ROUTES`)."""
+    return any(req.method in methods and pattern.match(req.path) for methods, pattern in COOKIE_ROUTES)
+
+
 TOKEN = "pinchtab.auth_token"
 SESSION_AGENT = "pinchtab.session_agent"  # the WSGI environ key naming a session caller's agent
 
@@ -111,13 +162,18 @@ def guess_limiter(app: Flask) -> FailureLimiter:
     return found
 
 
-def refuse_if_guessing(app: Flask, client: str, message: str = "too many wrong tokens from this address") -> None:
-    """429 ``rate_limited`` (with ``Retry-After``) while ``client`` is past the wrong-token limit."""
+def refuse_if_guessing(app: Flask, client: str, message: str = "too many wrong tokens from this address", *,
+                       login: bool = False) -> None:
+    """429 (with ``Retry-After``) while ``client`` is past the wrong-token limit: ``rate_limited``,
+    or for the login page ``login_rate_limited`` (the original's code and details)."""
     limiter = guess_limiter(app)
     if limiter.retry_after(client) > 0:
-        raise APIError(f"{message}; wait before trying again", status=429, code="rate_limited",
-                       details={"windowSec": int(limiter.window_s), "max": limiter.max_failures},
-                       headers={"Retry-After": limiter.retry_after_header(client)})
+        wait = limiter.retry_after_header(client)
+        details: dict[str, Any] = {"retryAfterSec": int(wait), "windowSec": int(limiter.window_s)}
+        details["maxAttempts" if login else "max"] = limiter.max_failures
+        raise APIError(f"{message}; wait before trying again", status=429,
+                       code="login_rate_limited" if login else "rate_limited", retryable=True, details=details,
+                       headers={"Retry-After": wait})
 
 
 def count_guess(app: Flask, client: str) -> None:
@@ -175,11 +231,11 @@ def authenticate(app: Flask, req: Request) -> str | None:
         if sessions is None:
             raise Unauthorized("agent sessions are off on this server (sessions.agent.enabled, "
                                "sessions.agent.mode)", code="sessions_disabled")
-        agent = sessions.resolve(given.strip())
-        if agent is None:
+        session = sessions.lookup(given.strip())
+        if session is None:
             raise Unauthorized("bad, expired or revoked session token", code="bad_session")
-        g.auth, g.session_agent = "session", agent
-        req.environ[SESSION_AGENT] = agent  # for the activity log, which sees the WSGI environ only
+        g.auth, g.session_agent, g.agent_session = "session", session.agent_id, session
+        req.environ[SESSION_AGENT] = session.agent_id  # for the activity log, which sees the WSGI environ only
         return g.auth
     logins: LoginResolver | None = app.extensions.get(LOGINS)
     cookie = req.cookies.get(COOKIE, "")
@@ -192,7 +248,11 @@ def authenticate(app: Flask, req: Request) -> str | None:
             same_origin(req) or hmac.compare_digest(req.headers.get(CSRF_HEADER, "").encode(), login.csrf.encode())):
         what = "WebSocket" if is_websocket(req) else "request that changes something"
         raise Forbidden(f"a cookie-authenticated {what} must come from the dashboard "
-                        f"(same-origin Origin or Referer, or the {CSRF_HEADER} header)", code="csrf_failed")
+                        f"(same-origin Origin or Referer, or the {CSRF_HEADER} header)", code="origin_forbidden",
+                        details={"sameOriginRequired": True})
+    if not cookie_opens(req):
+        raise Forbidden("the login cookie does not open this route: send 'Authorization: Bearer <token>'",
+                        code="header_auth_required")
     g.auth, g.login = "cookie", login
     return g.auth
 
@@ -204,9 +264,20 @@ def require_admin(what: str, *, elevated: bool = True) -> None:
     how = g.get("auth")
     if how == "session":
         raise Forbidden(f"an agent session may not {what}", code="session_forbidden")
-    if elevated and how == "cookie" and not current_app.extensions[LOGINS].is_elevated(g.login):
+    if elevated:
+        require_elevation(what)
+
+
+def require_elevation(what: str, details: dict[str, Any] | None = None) -> None:
+    """403 ``elevation_required`` for a dashboard login whose token was not typed within
+    ``sessions.dashboard.elevationWindowSec``; every other caller passes."""
+    if g.get("auth") != "cookie":
+        return
+    logins = current_app.extensions[LOGINS]
+    if not logins.is_elevated(g.login):
         raise Forbidden(f"type the token again to {what} (POST /api/auth/elevate)", code="elevation_required",
-                        details={"hint": "POST /api/auth/elevate {\"token\"}"})
+                        details={"elevationWindowSec": int(logins.elevation_s),
+                                 "hint": "POST /api/auth/elevate {\"token\"}", **(details or {})})
 
 
 def session_agent() -> str | None:

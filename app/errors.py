@@ -1,7 +1,8 @@
 """Every error the API answers with, and the one place that turns exceptions into responses.
 
 Views raise; they never build error JSON. The body is always
-``{"error": "<message>", "code": "<code>"}`` plus ``retryable`` and ``details`` when useful.
+``{"error": "<message>", "code": "<code>"}`` plus ``retryable`` and ``details`` when useful (and
+``available``, the values a field may take, where the original's clients look for it).
 """
 from __future__ import annotations
 
@@ -30,9 +31,11 @@ class APIError(Exception):
 
     def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
                  details: dict[str, Any] | None = None, retryable: bool | None = None,
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None, available: list[str] | None = None) -> None:
         super().__init__(message)
         self.headers = headers or {}
+        # The values a field may take, at the top level where the original's clients read them.
+        self.available = available
         self.message = message
         if code is not None:
             self.code = code
@@ -141,6 +144,8 @@ def body(err: APIError) -> dict[str, Any]:
         out["retryable"] = True
     if err.details:
         out["details"] = err.details
+    if err.available is not None:
+        out["available"] = err.available
     return out
 
 

@@ -1,15 +1,22 @@
-"""Who the client is behind a reverse proxy: the address a trusted proxy forwarded.
+"""What a reverse proxy says about a request: the client's address and the scheme it used.
 
-Behind nginx every request comes from 127.0.0.1, so a limit keyed on the peer address would put
-every client of the network in one bucket (one guesser locks everyone out) and tell none apart.
-``X-Forwarded-For`` names the client, but anyone can send that header: it is believed only when
-the direct peer is a proxy we trust, gunicorn's ``forwarded_allow_ips`` (``FORWARDED_ALLOW_IPS``,
-default ``127.0.0.1,::1``: a proxy on this machine), the same list gunicorn itself trusts for
-``X-Forwarded-Proto``.
+One mechanism, two switches. ``server.trustProxyHeaders`` (the original's key, off by default,
+switched live by ``PUT /api/config``) says whether forwarded headers are believed at all; when it
+is on they are believed only from a direct peer in gunicorn's ``forwarded_allow_ips``
+(``FORWARDED_ALLOW_IPS``, default ``127.0.0.1,::1``: a proxy on this machine), so a client that
+reaches the port itself cannot forge them. Off, every ``X-Forwarded-*`` header is ignored, whoever
+sent it: the client is the peer and the scheme is the connection's own. Our gunicorn settings tell
+gunicorn to leave the scheme alone (``secure_scheme_headers`` empty), so that this module is the
+only place a forwarded header is read.
 
-The list is read from gunicorn's config when it loads the app (:func:`remember_trusted`, called
-by our gunicorn applications and by ``deploy/gunicorn.conf.py``) and kept in ``app.extensions``;
-an app served otherwise falls back on gunicorn's own default.
+Behind nginx every request comes from 127.0.0.1, so a limit keyed on the peer address puts every
+client of the network in one bucket: a proxy in front wants the key on. ``X-Forwarded-For`` names
+the client, and ``X-Forwarded-Proto`` (or ``Forwarded: proto=``) the scheme the browser used, which
+decides the login cookie's Secure flag and is compared with a cookie request's ``Origin``.
+
+The list of proxies is read from gunicorn's config when it loads the app (:func:`remember_trusted`,
+called by our gunicorn applications and by ``deploy/gunicorn.conf.py``) and kept in
+``app.extensions``; an app served otherwise falls back on gunicorn's own default.
 
 Each proxy appends the address it received the request from, so the list reads left to right
 from the client to us. Walking it from the right, past every proxy we trust, the first address
@@ -26,6 +33,7 @@ from dataclasses import dataclass
 from flask import Flask, Request, current_app
 
 TRUSTED = "pinchtab.trusted_proxies"   # app.extensions key: the TrustedProxies of this app
+CONFIG = "pinchtab.config"             # app.extensions key: the running Config (server.trustProxyHeaders)
 GUNICORN_DEFAULT = "127.0.0.1,::1"     # gunicorn's forwarded_allow_ips when FORWARDED_ALLOW_IPS is unset
 MAX_HOPS = 32                          # a longer header is read from its right end only
 MAX_KEY = 64                           # an unparsable entry is kept this long at most (it becomes a key)
@@ -123,7 +131,46 @@ def trusted_proxies(app: Flask) -> TrustedProxies:
     return found
 
 
+def trusts_proxy_headers(app: Flask) -> bool:
+    """``server.trustProxyHeaders`` as the app runs now (PUT /api/config may switch it)."""
+    config = app.extensions.get(CONFIG)
+    return bool(config is not None and config.server.trust_proxy_headers)
+
+
+def from_trusted_proxy(req: Request, app: Flask | None = None) -> bool:
+    """Whether the request's forwarded headers are believed: the switch is on and the direct peer
+    is a trusted proxy."""
+    app = app or current_app
+    return trusts_proxy_headers(app) and trusted_proxies(app).trusts(parse_address(req.remote_addr or ""))
+
+
 def request_client(req: Request, app: Flask | None = None) -> str:
-    """The client address of a request (see :func:`client_address`)."""
-    forwarded = ",".join(req.headers.getlist("X-Forwarded-For")) or None
-    return client_address(req.remote_addr or "", forwarded, trusted_proxies(app or current_app))
+    """The client address of a request (see :func:`client_address`); the peer's own while
+    ``server.trustProxyHeaders`` is off."""
+    app = app or current_app
+    forwarded = ",".join(req.headers.getlist("X-Forwarded-For")) if trusts_proxy_headers(app) else ""
+    return client_address(req.remote_addr or "", forwarded or None, trusted_proxies(app))
+
+
+def _first(value: str) -> str:
+    """The client-most entry of a comma-separated forwarded header."""
+    return value.split(",", 1)[0].strip().lower()
+
+
+def _forwarded_proto(header: str) -> str:
+    """``proto`` of the first element of an RFC 7239 ``Forwarded`` header ("" when absent)."""
+    for part in header.split(",", 1)[0].split(";"):
+        key, sep, value = part.strip().partition("=")
+        if sep and key.strip().lower() == "proto":
+            return value.strip().strip('"').lower()
+    return ""
+
+
+def request_scheme(req: Request, app: Flask | None = None) -> str:
+    """``https`` or ``http``: what the client used to reach us. A trusted proxy's
+    ``X-Forwarded-Proto`` (else ``Forwarded: proto=``) when believed; else the connection's own."""
+    if from_trusted_proxy(req, app):
+        proto = _first(req.headers.get("X-Forwarded-Proto", "")) or _forwarded_proto(req.headers.get("Forwarded", ""))
+        if proto in ("http", "https"):
+            return proto
+    return "https" if req.scheme == "https" else "http"

@@ -44,6 +44,9 @@ def apply_settings(app: Any, hooks: dict[str, Any]) -> None:
         # gunicorn 25+ opens ~/.gunicorn/gunicorn.ctl from a thread in the master: one path for
         # every server of a user (our instances share it) and a thread in a process that forks.
         "control_socket_disable": True,
+        # The scheme is the connection's own: app.forwarded alone reads X-Forwarded-Proto, under
+        # server.trustProxyHeaders (gunicorn would believe it from any peer in forwarded_allow_ips).
+        "secure_scheme_headers": {},
         **hooks,
         **app.options,
     }
@@ -53,7 +56,7 @@ def apply_settings(app: Any, hooks: dict[str, Any]) -> None:
 
 def remember_proxies(app: Any, cfg: Any) -> None:
     """Hand gunicorn's ``forwarded_allow_ips`` (``FORWARDED_ALLOW_IPS``; default this machine) to the
-    Flask app: the proxies whose X-Forwarded-For names the client its rate limits key on."""
+    Flask app: the proxies whose forwarded headers it believes under ``server.trustProxyHeaders``."""
     from .forwarded import remember_trusted
 
     remember_trusted(app, cfg.forwarded_allow_ips)

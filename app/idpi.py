@@ -15,6 +15,10 @@ Three parts, each switched by ``security.idpi.*``:
 * **wrapping** (``wrapContent``): page text is handed back inside
   ``<untrusted_web_content url="...">`` after a preamble telling the model it is data.
 
+Each pattern belongs to one of the original's categories (``instruction-override``, ``exfiltration``,
+``role-hijack``, ``jailbreak``, ``indirect-command``, ``social-engineering``, ``structural-injection``);
+a verdict's reason names the heaviest match with its category, as the original's clients look for them.
+
 Scoring (0-100). Text is normalised first (NFKC, zero-width characters dropped, look-alike
 Cyrillic and Greek letters read as Latin, runs of white space as one space, case folded). Each
 built-in pattern has a category and a weight: 45 almost certainly an attack, 35 very likely,
@@ -79,25 +83,28 @@ def _p(pid: str, leads: str, category: str, weight: int, expr: str, description:
 # Written against normalised text: lower case, single spaces, look-alike letters already Latin.
 PATTERNS: tuple[Pattern, ...] = (
     # Replacing the agent's instructions.
-    _p("override.ignore", "ignore disregard forget discard skip", "override", 35,
+    _p("override.ignore", "ignore disregard forget discard skip", "instruction-override", 35,
        r"\b(?:ignore|disregard|forget|discard|skip) (?:all |any |every |of )?(?:the |your |my |these |those )?"
        r"(?:previous|prior|above|earlier|preceding|original|initial|system) "
        r"(?:instructions?|prompts?|rules|directions|directives|guidelines|context)\b",
        "instructions to ignore previous instructions"),
-    _p("override.forget-rules", "forget disregard ignore override", "override", 35,
+    _p("override.forget-rules", "forget disregard ignore override", "instruction-override", 35,
        r"\b(?:forget|disregard|ignore|override) (?:all )?(?:your|the) (?:instructions|rules|guidelines|programming)\b",
        "instructions to drop the agent's rules"),
-    _p("override.do-not-follow", "do don't stop", "override", 35,
+    _p("override.override", "override", "instruction-override", 35,
+       r"\boverride (?:all |any )?(?:of )?(?:your |the |my )?(?:previous |prior |original |initial |system )?"
+       r"(?:instructions?|rules|programming|directives?|guidelines)\b", "instructions to override the agent's rules"),
+    _p("override.do-not-follow", "do don't stop", "instruction-override", 35,
        r"\b(?:do not|don't|stop) follow(?:ing)? (?:your |the )?(?:original|previous|prior|initial|system)? ?"
        r"(?:instructions|rules|guidelines)\b", "instructions to stop following the agent's rules"),
-    _p("override.new-instructions", "new updated revised real", "override", 25,
+    _p("override.new-instructions", "new updated revised real", "instruction-override", 25,
        r"\b(?:new|updated|revised|real) (?:system )?instructions? ?:",
        "a \"new instructions:\" header"),
-    _p("override.system-prompt", "system [ <|", "override", 25,
+    _p("override.system-prompt", "system [ <|", "instruction-override", 25,
        r"\bsystem prompt ?:|\[(?:system|admin|instruction)\]|<\|im_start\|>",
        "a fake system prompt or role tag"),
-    _p("override.ignore-above", "ignore", "override", 25, r"\bignore (?:everything|all) (?:above|before this)\b",
-       "an instruction to ignore what came before"),
+    _p("override.ignore-above", "ignore", "instruction-override", 25,
+       r"\bignore (?:everything|all) (?:above|before this)\b", "an instruction to ignore what came before"),
     # Sending data elsewhere.
     _p("exfil.explicit", "exfiltrat*", "exfiltration", 45,
        r"\bexfiltrat(?:e|es|ed|ing|ion)\b", "an exfiltration request"),
@@ -105,6 +112,10 @@ PATTERNS: tuple[Pattern, ...] = (
        r"\b(?:send|forward|transmit|upload|post|submit|leak) (?:all |the |this |my |your |any )?(?:user'?s? )?"
        r"(?:data|information|info|cookies?|session|tokens?|credentials?|passwords?|secrets?|api keys?|keys|"
        r"history|conversation|emails?) (?:to|at)\b", "a request to send data somewhere"),
+    _p("exfil.send-secrets", "send forward leak", "exfiltration", 25,
+       r"\b(?:send|forward|leak) (?:all |every )?(?:of )?(?:my |the |your |their )?(?:user'?s? )?"
+       r"(?:cookies|session (?:cookies|tokens?)|credentials|passwords|api keys|auth tokens)\b",
+       "a request to send cookies, credentials or tokens"),
     _p("exfil.send-url", "send forward transmit post upload", "exfiltration", 35,
        r"\b(?:send|forward|transmit|post|upload) .{0,40}\bto https?://",
        "a request to send something to a URL"),
@@ -113,16 +124,16 @@ PATTERNS: tuple[Pattern, ...] = (
        r"secrets?|credentials|password)", "a request to reveal secrets or the system prompt"),
     _p("exfil.fetch", "curl wget", "exfiltration", 25, r"\b(?:curl|wget) .{0,30}https?://", "a command fetching a URL"),
     # Changing who the agent is.
-    _p("role.you-are-now", "you", "role", 25,
+    _p("role.you-are-now", "you", "role-hijack", 25,
        r"\byou are now (?:a|an|my|in) (?:new |different |helpful |unrestricted |evil |rogue )?(?:ai|assistant|agent|"
        r"bot|model|hacker|persona|character|pirate|dan|developer mode)\b", "\"you are now a different assistant\""),
-    _p("role.pretend", "pretend", "role", 25,
+    _p("role.pretend", "pretend", "role-hijack", 25,
        r"\bpretend (?:that )?(?:you are|you're|to be)\b", "\"pretend you are ...\""),
-    _p("role.from-now-on", "from", "role", 35, r"\bfrom now on,? (?:you are|you will|act as|behave as)\b",
+    _p("role.from-now-on", "from", "role-hijack", 35, r"\bfrom now on,? (?:you are|you will|act as|behave as)\b",
        "\"from now on you are ...\""),
-    _p("role.new-identity", "your", "role", 25, r"\byour new (?:identity|persona|role|name|task|objective|goal) is\b",
-       "a new identity or task for the agent"),
-    _p("role.act-as", "act behave respond", "role", 15,
+    _p("role.new-identity", "your", "role-hijack", 25,
+       r"\byour new (?:identity|persona|role|name|task|objective|goal) is\b", "a new identity or task for the agent"),
+    _p("role.act-as", "act behave respond", "role-hijack", 15,
        r"\b(?:act|behave|respond) as (?:if you were |a |an )", "\"act as ...\""),
     # Removing safety limits.
     _p("jailbreak.word", "jailbr* dan do", "jailbreak", 45,
@@ -138,24 +149,24 @@ PATTERNS: tuple[Pattern, ...] = (
        r"\b(?:unrestricted|unfiltered|uncensored) (?:ai|mode|assistant|model)\b",
        "an unrestricted persona"),
     # Handing the agent a task.
-    _p("command.agent", "ai llm", "command", 25,
+    _p("command.agent", "ai llm", "indirect-command", 25,
        r"\b(?:ai|llm) (?:agents?|assistants?|models?)(?: reading this)?,? (?:must|should|need to|are required to)\b",
        "an instruction addressed to AI agents"),
-    _p("command.execute", "execute run perform carry", "command", 25,
+    _p("command.execute", "execute run perform carry", "indirect-command", 25,
        r"\b(?:execute|run|perform|carry out) (?:the following|these) (?:commands?|instructions|actions|steps)\b",
        "a request to run the following commands"),
-    _p("command.navigate", "navigate go", "command", 15,
+    _p("command.navigate", "navigate go", "indirect-command", 15,
        r"\b(?:navigate|go) to https?://\S+ and (?:enter|type|submit|paste)\b",
        "a request to go somewhere and enter data"),
     # Claiming authority.
-    _p("authority.from-admin", "instruction instructions message order", "authority", 35,
+    _p("authority.from-admin", "instruction instructions message order", "social-engineering", 35,
        r"\b(?:instructions?|message|order) from (?:the |your )?(?:administrator|admin|developer|system|operator|"
        r"owner)\b", "instructions claiming to come from an administrator"),
-    _p("authority.alert", "important urgent critical", "authority", 15,
+    _p("authority.alert", "important urgent critical", "social-engineering", 15,
        r"\b(?:important|urgent|critical) (?:system )?(?:update|notice|message) ?:",
        "an urgent system notice"),
-    _p("structural.comment", "<!--", "structural", 35, r"<!-- ?(?:ignore|disregard|forget|override|new instructions)",
-       "an instruction hidden in an HTML comment"),
+    _p("structural.comment", "<!--", "structural-injection", 35,
+       r"<!-- ?(?:ignore|disregard|forget|override|new instructions)", "an instruction hidden in an HTML comment"),
 )
 
 
@@ -209,6 +220,7 @@ class Verdict:
     score: int = 0
     matches: tuple[str, ...] = field(default=())
     incomplete: bool = False
+    categories: tuple[str, ...] = field(default=())  # of the matches, by the original's names, sorted
 
 
 CLEAN = Verdict()
@@ -319,11 +331,13 @@ def scan(text: str, policy: Policy, *, clock: Callable[[], float] = time.monoton
     if custom_hit:
         reason, pattern_id = f"custom pattern {custom_hit!r} matched", "custom"
     elif heaviest is not None:
-        reason, pattern_id = f"{heaviest.description} (pattern {heaviest.id})", heaviest.id
+        reason, pattern_id = f"{heaviest.description} ({heaviest.category} pattern {heaviest.id})", heaviest.id
     else:
         reason, pattern_id = "", ""
     if reason:
         reason += f"; score {total}"
+        if len(categories) > 1:  # every category named, as the original's reasons name them
+            reason += f"; categories {', '.join(sorted(categories))}"
     if incomplete:
         limit = f"the scan stopped after {policy.scan_timeout_s:g} s (security.idpi.scanTimeoutSec) or " \
                 f"{MAX_SCAN_CHARS} characters; the rest of the content was not scanned"
@@ -331,7 +345,8 @@ def scan(text: str, policy: Policy, *, clock: Callable[[], float] = time.monoton
     threat = bool(found) or bool(custom_hit) or incomplete
     blocked = policy.strict_mode and ((threat and total >= policy.shield_threshold and total > 0) or incomplete)
     return Verdict(threat=threat, blocked=blocked, reason=reason, pattern=pattern_id, score=total,
-                   matches=tuple(found) + (("custom",) if custom_hit else ()), incomplete=incomplete)
+                   matches=tuple(found) + (("custom",) if custom_hit else ()), incomplete=incomplete,
+                   categories=tuple(sorted(categories)))
 
 
 def wrap(text: str, url: str) -> str:

@@ -15,13 +15,21 @@ once (:mod:`app.urls`) and then, in this order:
   ``*``), a host off it must not be, or resolve to, a private or internal address, or a page off
   the list could steer the agent into the network behind the server. The machine's own pages
   (loopback, ``localhost``) stay reachable: they are what people develop against. A name that does
-  not resolve in time is left to the browser to fail on.
+  not resolve in time is left to the browser to fail on, except a host off the list: its address
+  could not be checked, so it is refused ("could not resolve navigation host");
+* where a navigation was redirected (:meth:`NavigationPolicy.check_redirects`, after it landed):
+  each hop as above (so a private host off the list is refused), and, with a list in force, no hop
+  from a page that is not this machine's (by its host: a loopback address or a local name; a name
+  that resolves to loopback is no local page) into this machine, listed or not: the web may not
+  send the agent where only the agent may go. The browser has made that request by then; its answer
+  never reaches the agent.
 
 Refusals are the API's errors: 400 ``bad_url``, 403 ``file_scheme_disabled``, 403 ``idpi_blocked``,
 403 ``navigation_blocked``. Name resolution is a parameter, so the policy is tested without a network.
 """
 from __future__ import annotations
 
+import ipaddress
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -108,6 +116,44 @@ class NavigationPolicy:
         if internal:
             raise _blocked(f"navigation target resolves to blocked private/internal IP ({shown(internal[0])}); "
                            f"list the host in security.allowedDomains to allow it", host, field)
+        if not addresses:
+            raise _blocked(f"could not resolve navigation host {host!r}: a host off security.allowedDomains "
+                           "must resolve to a public address to be opened", host, field)
+
+    def check_redirects(self, hops: list[str], field: str = "url") -> idpi.Verdict | None:
+        """Judge where a navigation's redirects took it (``hops``: the URLs it went through, the
+        landing one last); raise the API's error if a hop is refused (see the module docstring).
+        Returns the IDPI warning of a hop off the allowlist outside strict mode, if any."""
+        warning = None
+        for src, dst in zip(hops, hops[1:], strict=False):
+            allowed = self.check(dst, field)
+            warning = warning or allowed.warning
+            entries = [e.strip() for e in self.allowlist if e.strip()]
+            if not entries or "*" in entries:
+                continue
+            try:
+                source, target = urls.parse(src).host, urls.parse(allowed.url).host
+            except urls.BadURL:
+                continue  # a hop we cannot read was judged above as a URL
+            if not source or not target or self._machines(source, resolve=False):
+                continue  # the machine's own pages may send the browser anywhere the rules allow
+            if self._machines(target, resolve=True):
+                raise Forbidden(f"redirect blocked: {source} sent the browser to this machine ({target}); only the "
+                                "agent may open its pages, by asking for them", code="navigation_blocked",
+                                details={"field": field, "host": target, "from": source, "setting": _LIST_SETTING})
+        return warning
+
+    def _machines(self, host: str, *, resolve: bool) -> bool:
+        """Whether ``host`` is this machine: a loopback address or a local name (with ``resolve``, a
+        name resolving to loopback too)."""
+        ip = urls.parse_ip(host)
+        if ip is not None:
+            return ip.is_loopback or (isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None
+                                      and ip.ipv4_mapped.is_loopback)
+        if netguard.is_local_name(host):
+            return True
+        return resolve and any(ipaddress.ip_address(a.split("%", 1)[0]).is_loopback
+                               for a in self._resolve(host) if _is_address(a))
 
     def _resolve(self, host: str) -> list[str]:
         """``resolver(host)``, or [] when it does not answer in time (getaddrinfo has no deadline)."""
@@ -122,6 +168,14 @@ class NavigationPolicy:
 
         threading.Thread(target=run, name="resolve-navigation", daemon=True).start()
         return answer[0] if done.wait(self.resolve_timeout_s) and answer else []
+
+
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text.split("%", 1)[0])
+    except ValueError:
+        return False
+    return True
 
 
 def _blocked(message: str, host: str, field: str) -> Forbidden:

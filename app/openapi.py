@@ -38,12 +38,14 @@ def package_version() -> str:
 
 
 class ErrorSchema(Schema):
-    """Every error answer: ``{"error", "code"}`` plus ``retryable`` and ``details`` when useful."""
+    """Every error answer: ``{"error", "code"}`` plus ``retryable``, ``details`` and ``available`` when useful."""
 
     error = fields.String(required=True, metadata={"description": "what went wrong, for people"})
     code = fields.String(required=True, metadata={"description": "a stable code, for programs"})
     retryable = fields.Boolean()
     details = fields.Dict()
+    available = fields.List(fields.String(), metadata={"description": "the values a field may take, when the "
+                                                                      "request named another (an export format)"})
 
 
 class Blueprint(flask_smorest.Blueprint):

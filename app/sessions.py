@@ -67,10 +67,11 @@ class AgentSession:
                    expires=float(d["expires"]), idle_s=float(d["idle"]))
 
     def record(self) -> dict[str, Any]:
-        """The session as the API shows it; never its token."""
-        return {"id": self.id, "agentId": self.agent_id, "label": self.label, "createdAt": utc_iso(self.created),
-                "lastSeenAt": utc_iso(self.last_seen), "expiresAt": utc_iso(self.expires),
-                "idleTimeoutSec": int(self.idle_s)}
+        """The session as the API shows it; never its token. Only live sessions are kept, so the
+        original's ``status`` is always ``active`` (a revoked or lapsed one is gone)."""
+        return {"id": self.id, "agentId": self.agent_id, "label": self.label, "status": "active",
+                "createdAt": utc_iso(self.created), "lastSeenAt": utc_iso(self.last_seen),
+                "expiresAt": utc_iso(self.expires), "idleTimeoutSec": int(self.idle_s)}
 
 
 class SessionLimit(Exception):
@@ -142,6 +143,11 @@ class AgentSessions:
 
     def resolve(self, token: str) -> str | None:
         """The agent of a live session's token (and the session is touched), else None."""
+        session = self.lookup(token)
+        return session.agent_id if session is not None else None
+
+    def lookup(self, token: str) -> AgentSession | None:
+        """The live session of a token (touched), else None; hashes are compared in constant time."""
         if not token.startswith(TOKEN_PREFIX):
             return None
         digest = _digest(token)
@@ -156,7 +162,7 @@ class AgentSessions:
                     session.last_seen = now
                     if now - self._saved_at >= SEEN_SAVE_S:
                         self._save()
-                    return session.agent_id
+                    return session
         return None
 
     def list(self) -> list[AgentSession]:

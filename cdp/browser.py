@@ -114,7 +114,7 @@ class Browser:
         with self._lock:
             for info in infos:
                 self._targets.setdefault(info["targetId"], info)
-        log.info("browser ready: %s", self.version.get("product", "?"))
+        log.info("browser initialized successfully: %s", self.version.get("product", "?"))
 
     def _watch_new_pages(self, conn: Connection) -> None:
         """Have Chrome hold every new page until we let it run (browser-level auto-attach), so that a

@@ -81,6 +81,28 @@ def set_network_conditions(tab: Tab, offline: bool, latency_ms: float = 0, downl
     })
 
 
+DEVICE = "device"  # tab.state: the device it was given (POST /fingerprint/rotate), for /stealth/status
+
+
+def set_device(tab: Tab, fp: dict[str, Any], metadata: dict[str, Any]) -> None:
+    """Make the tab look like the device ``fp`` (``human.stealth.device``) from now on, across its
+    navigations: user agent, navigator.platform and Client Hints (``metadata``), Accept-Language
+    and the locale, the viewport and screen, and the time zone when ``fp`` has one."""
+    language = str(fp["language"])
+    _everywhere(tab, "Emulation.setUserAgentOverride", {"userAgent": fp["userAgent"], "platform": fp["platform"],
+                                                        "acceptLanguage": language, "userAgentMetadata": metadata})
+    # Chrome keeps one locale and one zone override per page and refuses a second: cleared first.
+    tab.call("Emulation.setLocaleOverride", {})
+    tab.call("Emulation.setLocaleOverride", {"locale": language.replace("_", "-")})
+    if fp.get("timezone"):
+        tab.call("Emulation.setTimezoneOverride", {"timezoneId": ""})
+        tab.call("Emulation.setTimezoneOverride", {"timezoneId": fp["timezone"]})
+    width, height = int(fp["screenWidth"]), int(fp["screenHeight"])
+    tab.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1,
+                                                    "mobile": False, "screenWidth": width, "screenHeight": height})
+    tab.state[DEVICE] = dict(fp)
+
+
 def set_extra_headers(tab: Tab, headers: dict[str, str]) -> None:
     """Headers sent with every request of the tab from now on (an empty map: none)."""
     _everywhere(tab, "Network.setExtraHTTPHeaders", {"headers": headers})

@@ -5,13 +5,23 @@ test id and text. Each query word is matched against the element's words (exact,
 then edit-distance-one), weighted by where it matched; role words ("button", "link", "field")
 match the role. Structured queries (``role:button Log in``, ``placeholder:Email``, ``first:...``)
 bypass scoring. Everything is precomputed per node once, so 1,000 candidates score in a few ms.
+
+Two kinds of hint narrow a description down:
+
+* a negative part: after ``not``, ``except``, ``excluding`` or ``without``, what the element is
+  not ("log in button not sign up", "button not log in"): elements it describes are left out;
+* a place on the screen: ``top``, ``bottom``, ``left``, ``right`` (and ``upper``, ``lower``,
+  ``topmost``, ...) when no element is called that: among the matches, those nearer that edge
+  rank higher ("top button", "bottom link"). Positions come from the caller (``positions``: ref ->
+  (x, y) in viewport px), which reads them only when :func:`position_hint` finds such a word.
 """
 from __future__ import annotations
 
 import heapq
 import re
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from .formats import CONTEXT_ROLES
 
@@ -28,6 +38,15 @@ ROLE_WORDS = {
     "toggle": {"switch", "checkbox"}, "option": {"option"},
 }
 STOP = {"the", "a", "an", "to", "of", "on", "in", "for", "and", "with", "this", "that", "me", "my"}
+NEGATION = re.compile(r"\b(?:but\s+)?(?:not|except|excluding|without)\b", re.I)
+# A place on the screen: the axis it is read on, and which end (-1: the smallest coordinate).
+POSITIONS = {"top": ("y", -1), "topmost": ("y", -1), "upper": ("y", -1), "uppermost": ("y", -1),
+             "highest": ("y", -1), "bottom": ("y", 1), "bottommost": ("y", 1), "lower": ("y", 1),
+             "lowest": ("y", 1), "left": ("x", -1), "leftmost": ("x", -1), "right": ("x", 1),
+             "rightmost": ("x", 1)}
+NEGATIVE_MATCH = 0.7  # a negative part that describes an element this well leaves it out
+POSITION_WEIGHT = 0.2
+KIND_ONLY = 0.6  # what an element scores for a description that names only its role (or a place)
 
 
 def words(text: str) -> list[str]:
@@ -136,28 +155,100 @@ def with_context(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def match(nodes: list[dict[str, Any]], query: str, *, top_k: int = 3, threshold: float = 0.3,
-          explain: bool = False) -> dict[str, Any]:
-    """Rank ``nodes`` for ``query``; the reference's response shape (without latency)."""
-    started = time.perf_counter()
-    all_words = [w for w in words(query)]
-    role_hints: set[str] = set()
-    query_words = []
-    for w in all_words:
+def split_query(query: str) -> tuple[str, str]:
+    """The description and what follows its first negation word ("" when there is none)."""
+    found = NEGATION.search(query)
+    if found is None:
+        return query, ""
+    return query[:found.start()], query[found.end():]
+
+
+def _node_words(nodes: list[dict[str, Any]]) -> set[str]:
+    return {w for node in nodes for key, _ in FIELD_WEIGHTS if node.get(key) for w in words(str(node[key]))}
+
+
+def position_hint(query: str, nodes: list[dict[str, Any]]) -> tuple[str, int] | None:
+    """The screen place the description asks for (axis, end), or None. A position word that is part
+    of the name of an element it could mean ("Back to top" for "back to top link") is a word to
+    match, not a place."""
+    positive = split_query(query)[0]
+    wanted = [w for w in words(positive) if w in POSITIONS]
+    if not wanted:
+        return None
+    roles = _terms(positive, set(POSITIONS))[1]
+    known = _node_words([n for n in nodes if not roles or n["role"].lower() in roles])
+    hint = next((w for w in wanted if w not in known), None)
+    return POSITIONS[hint] if hint else None
+
+
+def _terms(text: str, skip: set[str]) -> tuple[list[str], set[str]]:
+    """A description's content words (not stop, role or skipped words) and the roles it names."""
+    roles: set[str] = set()
+    content = []
+    for w in words(text):
         if w in ROLE_WORDS:
-            role_hints |= ROLE_WORDS[w]
-        if w not in STOP:
-            query_words.append(w)
-    content_words = [w for w in query_words if w not in ROLE_WORDS] or query_words
-    lex_scores = lexical_scores(with_context(nodes), content_words)
-    composites = []
+            roles |= ROLE_WORDS[w]
+        elif w not in STOP and w not in skip:
+            content.append(w)
+    return content, roles
+
+
+def _excluded(nodes: list[dict[str, Any]], negative: str) -> set[int]:
+    """The positions of the nodes the negative part describes (its words, or a role it names alone)."""
+    content, roles = _terms(negative, set())
+    if content:
+        scores = lexical_scores(nodes, content)
+        out = {i for i, score in enumerate(scores) if score >= NEGATIVE_MATCH}
+        return {i for i in out if not roles or nodes[i]["role"].lower() in roles}
+    return {i for i, node in enumerate(nodes) if roles and node["role"].lower() in roles}
+
+
+def _place_scores(candidates: list[int], nodes: list[dict[str, Any]], hint: tuple[str, int],
+                  positions: dict[str, tuple[float, float]]) -> dict[int, float]:
+    """1 for the candidate nearest the asked-for edge, 0 for the farthest, linear between (and
+    0 for one without a known place)."""
+    axis, end = hint
+    coord = {i: positions[nodes[i]["ref"]][0 if axis == "x" else 1] for i in candidates if nodes[i]["ref"] in positions}
+    if not coord:
+        return {}
+    low, high = min(coord.values()), max(coord.values())
+    span = high - low
+    return {i: (1.0 if span == 0 else ((high - c) if end < 0 else (c - low)) / span) for i, c in coord.items()}
+
+
+def match(nodes: list[dict[str, Any]], query: str, *, top_k: int = 3, threshold: float = 0.3,
+          explain: bool = False, positions: dict[str, tuple[float, float]] | None = None) -> dict[str, Any]:
+    """Rank ``nodes`` for ``query``; the reference's response shape (without latency).
+
+    ``positions`` (ref -> (x, y)) lets a place in the description ("top button") rank the matches.
+    """
+    started = time.perf_counter()
+    positive, negative = split_query(query)
+    hint = position_hint(query, nodes)
+    place_words = {w for w in words(positive) if w in POSITIONS} if hint else set()
+    content_words, role_hints = _terms(positive, place_words)
+    excluded = _excluded(nodes, negative) if negative.strip() else set()
+    # Role words also match names ("search" finds the Search button) when nothing else is asked for.
+    lex_words = content_words or [w for w in words(positive) if w in ROLE_WORDS]
+    lex_scores = lexical_scores(with_context(nodes), lex_words) if lex_words else [0.0] * len(nodes)
+    scored = []
     for i, (node, lex) in enumerate(zip(nodes, lex_scores, strict=True)):
+        if i in excluded:
+            continue
         if node["role"] in CONTEXT_ROLES and node["role"] not in role_hints:
             continue  # rows, cells and headings give context; people find controls (unless they ask)
         rs = 1.0 if role_hints and node["role"].lower() in role_hints else 0.0
-        composite = 0.85 * lex + 0.15 * rs if role_hints else lex
-        if composite >= threshold and composite > 0:
-            composites.append((-composite, i, rs))
+        base = 0.85 * lex + 0.15 * rs if role_hints else lex
+        if not content_words and (rs or (place_words and not role_hints)):
+            # Nothing but a role and/or a place ("button", "top link"): every element of that role fits.
+            base = max(base, KIND_ONLY)
+        if base > 0:
+            scored.append((i, base, rs))
+    if hint and positions:
+        place = _place_scores([i for i, base, _ in scored if base >= threshold], nodes, hint, positions)
+        scored = [(i, (1 - POSITION_WEIGHT) * base + POSITION_WEIGHT * place.get(i, 0.0), rs)
+                  for i, base, rs in scored]
+    composites = [(-composite, i, rs) for i, composite, rs in scored if composite >= threshold]
     accepted = []
     for neg, i, rs in heapq.nsmallest(top_k, composites):  # ties keep document order
         node = nodes[i]

@@ -139,6 +139,9 @@ class ChromeProcess:
         # TZ reaches every process of the browser (workers too), which no per-tab override does.
         env = {**os.environ, "TZ": self.timezone} if self.timezone else None
         log.info("starting browser: %s", self.binary)
+        if self.extensions:
+            # In the original's words, so that operators (and its scenarios) find it in an instance's log.
+            log.info("loading extensions paths=%s", ",".join(self.extensions))
         # Through the reaper (cdp/reaper.py), which leads the browser's process group and kills it
         # if this process dies without stopping it.
         reaper = [sys.executable, "-m", "cdp.reaper", str(os.getpid())]

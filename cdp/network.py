@@ -210,6 +210,15 @@ class NetworkLog:
             items = [e.to_dict() for e in self._entries.values()]
         return [d for d in items if match is None or match(d)]
 
+    def document_hops(self, frame_id: str) -> list[str]:
+        """The URLs the frame's latest document request went through: where each redirect started,
+        then where it landed ([] when the ring no longer holds it)."""
+        with self._lock:
+            for e in reversed(self._entries.values()):
+                if e.resource_type == "Document" and e.frame_id == frame_id:
+                    return [r["url"] for r in e.redirects] + [e.url]
+        return []
+
     def get(self, request_id: str, *, body: bool = False,
             wait_s: float = 0.0) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """An entry and, with ``body``, what became of its body; a body still on its way (its response

@@ -13,7 +13,7 @@ from typing import Any
 from . import actions, humanize
 from .errors import ActionError, CDPError, CDPTimeout, DialogBlocking, NavigationChanged, TargetClosed
 from .input import Target
-from .navigation import wait_loaded
+from .navigation import dismiss_banners, wait_loaded
 from .page import evaluate
 from .tab import Tab
 
@@ -34,6 +34,7 @@ class Step:
     drag_x: float = 0.0
     drag_y: float = 0.0
     wait_nav: bool = False
+    dismiss_banners: bool = False  # with wait_nav: click a consent banner's accept button on the landing page
     dialog_action: str = ""  # "accept" / "dismiss" for a dialog this step opens
     dialog_text: str = ""
     humanize: bool = False  # Bezier mouse paths and a person's typing rhythm (human/)
@@ -182,7 +183,7 @@ def perform(tab: Tab, step: Step, *, guard: bool = True, wait_nav_s: float = 1.0
 
     Without ``wait_nav`` a step that makes the main frame load a new document raises
     NavigationChanged (the page's refs are gone, and the agent should know); with it, the step
-    waits (bounded) for the new page.
+    waits (bounded) for the new page, and with ``dismiss_banners`` clears its consent banner.
     """
     epoch, loads = tab.document_epoch, tab.loads_started
     opens = _window_opens(tab)
@@ -215,6 +216,8 @@ def perform(tab: Tab, step: Step, *, guard: bool = True, wait_nav_s: float = 1.0
             main = tab.frames.get(tab.main_frame_id or "")
             wait_loaded(tab, tab.main_frame_id, main.loader_id if main else None, "dom", navigate_timeout_s)
             result["navigated"] = True
+        if step.dismiss_banners:
+            dismiss_banners(tab)  # best effort, bounded: a page without a banner is left as it is
         return result
     if guard and navigated:
         raise NavigationChanged(tab.url, result)

@@ -16,11 +16,14 @@ timeout = 120
 graceful_timeout = 10
 keepalive = 5
 preload_app = False
+# The scheme is the connection's own: the app reads X-Forwarded-Proto itself (app/forwarded.py),
+# and only with server.trustProxyHeaders on.
+secure_scheme_headers: dict[str, str] = {}
 
 
 def post_worker_init(worker: Any) -> None:
-    """Hand ``forwarded_allow_ips`` to the app: the proxies whose X-Forwarded-For names the client
-    its rate limits key on (what ``pinchtab bridge`` does itself)."""
+    """Hand ``forwarded_allow_ips`` to the app: the proxies whose forwarded headers it believes under
+    ``server.trustProxyHeaders`` (what ``pinchtab bridge`` does itself)."""
     from app.forwarded import remember_trusted
 
     remember_trusted(worker.wsgi, worker.cfg.forwarded_allow_ips)

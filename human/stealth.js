@@ -387,7 +387,9 @@
   // --- medium --------------------------------------------------------------------------------
   function patchUserAgentData(win) {
     const nav = win.navigator;
-    if (!win.isSecureContext) return; // Chrome only exposes it to secure contexts
+    // Chrome only exposes it to secure contexts; at full, plain-http pages get it too, as detection
+    // scripts (and challenge pages) served over http look for it and take its absence as a bot.
+    if (!win.isSecureContext && rank < 3) return;
     // As Chrome's: the lists frozen, their entries not.
     const brands = freeze((cfg.brands || []).map((b) => ({brand: b.brand, version: b.version})));
     const full = freeze((cfg.fullVersionList || []).map((b) => ({brand: b.brand, version: b.version})));

@@ -4,7 +4,8 @@ Levels: ``off`` (nothing), ``light`` (the default: the automation flag, a real u
 the page-visible signals a headless browser gets wrong: chrome.runtime, the battery and network
 information APIs, automation markers), ``medium`` (adds userAgentData, hardware figures and
 same-origin iframes reached later), ``full`` (adds WebGL vendor and renderer, error stacks cleaned
-of the injected script, and a per-session noise on canvas and audio fingerprints).
+of the injected script, a per-session noise on canvas and audio fingerprints, and userAgentData on
+plain-http pages too, where Chrome has none but detection scripts expect it).
 
 Pure apart from reading the packaged script and ``browser_product`` (which runs the browser
 binary once to learn its version before launch).
@@ -71,6 +72,11 @@ _CAPABILITY_LEVEL = {
     "workerHardwareConsistency": 0, "videoCodecs": 0, "maxTouchPoints": 0, "systemColorFix": 0,
     "transparentPixelCanvasNoise": 0, "webrtcMitigation": 0,
 }
+# What holds at every level (the original reports them too): Function.prototype.toString reads as
+# the native one, Intl's locale follows navigator.language, Error.prepareStackTrace is untouched, no
+# own properties on navigator, userAgentData's versions match the user agent's.
+_CAPABILITY_ALWAYS = ("functionToStringNative", "intlLocaleCoherent", "errorPrepareStackTraceNative",
+                      "navigatorOverridesAbsent", "userAgentDataVersionCoherent")
 # What a level above the default risks (the original's names): medium changes APIs pages can
 # check for consistency; full also changes what canvas, audio and WebGL draw.
 TRADEOFFS = ("api-realism-risk", "graphics-and-media-breakage-risk")
@@ -301,7 +307,8 @@ def setup_commands(level: str, version: Mapping[str, Any], *, window: tuple[int,
 def capabilities(level: str) -> dict[str, bool]:
     """What ``level`` gives a page, under the original's capability names."""
     r = rank(level)
-    return {name: bool(at) and r >= at for name, at in _CAPABILITY_LEVEL.items()}
+    return {**{name: bool(at) and r >= at for name, at in _CAPABILITY_LEVEL.items()},
+            **dict.fromkeys(_CAPABILITY_ALWAYS, True)}
 
 
 def script_hash(level: str, version: str | Mapping[str, Any]) -> str:
@@ -312,14 +319,22 @@ def script_hash(level: str, version: str | Mapping[str, Any]) -> str:
 
 
 def status(level: str, version: Mapping[str, Any] | None = None, *, product: str = "",
-           window: tuple[int, int] = DEFAULT_WINDOW, headless: bool = True, attached: bool = False) -> dict[str, Any]:
+           window: tuple[int, int] = DEFAULT_WINDOW, headless: bool = True, attached: bool = False,
+           user_agent: str = "") -> dict[str, Any]:
     """The answer of ``GET /stealth/status``: the original's fields (level, scriptHash, patchIds,
-    flags and capabilities as booleans, ...) and ours (the launch flags, the patched APIs)."""
+    flags and capabilities as booleans, ...) and ours (the launch flags, the patched APIs).
+
+    A browser we launched got its user agent as a launch flag (``flags.globalUserAgent``), which
+    needs its version (``product``, else the one in ``version``); an attached one got none.
+    ``user_agent``: the configured one (instanceDefaults.userAgent), pinned for every tab as well.
+    """
     r = rank(level)
     ua = ""
     if r and (version or product):
         ua = ua_for(version or product)
-    flags = launch_flags(level, product=product, window=window)
+    if not attached and not product and version:
+        product = str(version.get("product", ""))
+    flags = launch_flags(level, product="" if attached else product, window=window)
     return {
         "level": level,
         "levels": list(LEVELS),
@@ -331,7 +346,7 @@ def status(level: str, version: Mapping[str, Any] | None = None, *, product: str
         "flags": {
             "automationControlledDisabled": "--disable-blink-features=AutomationControlled" in flags,
             "enableAutomationFalse": False,
-            "globalUserAgent": any(f.startswith("--user-agent=") for f in flags),
+            "globalUserAgent": bool(user_agent) or any(f.startswith("--user-agent=") for f in flags),
             "headlessNew": headless,
             "downlinkMaxFlag": DOWNLINK_MAX_FLAG in flags,
         },
@@ -344,3 +359,77 @@ def status(level: str, version: Mapping[str, Any] | None = None, *, product: str
         "userAgent": ua,
         "window": f"{window[0]}x{window[1]}" if r else "",
     }
+
+
+# --- a tab's device (POST /fingerprint/rotate with the original's fields) -----------------------------
+DEVICE_OSES = ("windows", "mac", "linux")
+# The user agents a Chromium can honestly wear on each system (its engine, its APIs).
+DEVICE_BROWSERS = {"windows": ("chrome", "edge"), "mac": ("chrome",), "linux": ("chrome",)}
+DEVICE_SCREENS = ((1920, 1080), (1366, 768), (1536, 864), (1440, 900), (1280, 720), (1600, 900), (2560, 1440))
+_DEVICE_SYSTEMS = {  # navigator.platform, userAgentData platform and platformVersion
+    "windows": ("Win32", "Windows", "10.0.0"),
+    "mac": ("MacIntel", "macOS", "10.15.7"),
+    "linux": ("Linux x86_64", "Linux", ""),
+}
+_DEVICE_UA = {"windows": "Windows", "mac": "macOS", "linux": "Linux"}
+# The original's table: UTC offset in minutes (as Date.getTimezoneOffset's sign is not) -> a zone.
+TIMEZONES = {-480: "America/Los_Angeles", -420: "America/Denver", -360: "America/Chicago",
+             -300: "America/New_York", -240: "America/Halifax", 0: "UTC", 60: "Europe/Berlin",
+             120: "Europe/Helsinki", 330: "Asia/Kolkata", 480: "Asia/Shanghai", 540: "Asia/Tokyo"}
+
+
+def device(version: str | Mapping[str, Any], *, os: str = "", browser: str = "chrome", screen: str = "",
+           language: str = "", timezone: int | None = None, rng: random.Random | None = None) -> dict[str, Any]:
+    """A device for one tab to look like (the original's fingerprint): its user agent and
+    navigator.platform for ``os`` (windows, mac, linux or random; "" keeps this machine's), the
+    screen (``"1366x768"``, ``"random"``; "" 1920x1080), the language (default en-US) and, when
+    ``timezone`` (an offset in minutes, one of TIMEZONES) is given, the time zone.
+
+    Raises ValueError for a browser the system cannot have or an unknown offset.
+    """
+    rng = rng or random.Random(secrets.randbits(64))
+    system = os
+    if system == "random":  # as the original draws: mostly Windows (always, for Edge)
+        system = "windows" if browser == "edge" or rng.random() < 0.7 else "mac"
+    if browser not in DEVICE_BROWSERS.get(system or "linux", ()):
+        raise ValueError(f"browser {browser!r} is not one a {system or 'Linux'} Chromium can be: "
+                         f"{', '.join(DEVICE_BROWSERS.get(system or 'linux', ()))}")
+    full = full_version(version)
+    major = full.split(".")[0] if full else ""
+    if system:
+        ua = ua_for(f"Chrome/{major}.0.0.0", _DEVICE_UA[system])
+        if browser == "edge":
+            ua += f" Edg/{major}.0.0.0"
+        nav_platform, ua_platform, ua_platform_version = _DEVICE_SYSTEMS[system]
+    else:
+        ua = ua_for(version)
+        nav_platform, ua_platform, ua_platform_version = _machine()[2], "Linux", ""
+    if screen == "random":
+        width, height = rng.choice(DEVICE_SCREENS)
+    elif screen:
+        width, height = (int(n) for n in screen.lower().split("x", 1))
+    else:
+        width, height = DEFAULT_WINDOW
+    if timezone is not None and timezone not in TIMEZONES:
+        raise ValueError(f"timezone {timezone} is not an offset this server knows; one of "
+                         f"{', '.join(str(k) for k in sorted(TIMEZONES))} (minutes from UTC)")
+    fp: dict[str, Any] = {"os": system or "linux", "browser": browser, "userAgent": ua, "platform": nav_platform,
+                          "vendor": "Google Inc.", "screenWidth": width, "screenHeight": height,
+                          "language": language or "en-US", "uaPlatform": ua_platform,
+                          "uaPlatformVersion": ua_platform_version}
+    if timezone is not None:
+        fp.update(timezoneOffset=timezone, timezone=TIMEZONES[timezone])
+    return fp
+
+
+def device_metadata(fp: Mapping[str, Any], version: str | Mapping[str, Any]) -> dict[str, Any]:
+    """The userAgentData (Client Hints) that go with the device ``fp``: the browser's brands (Edge's
+    added), the device's platform."""
+    meta = ua_metadata(version, str(fp["uaPlatform"]))
+    meta["platformVersion"] = fp["uaPlatformVersion"]
+    if fp["browser"] == "edge":
+        major = (full_version(version) or "0").split(".")[0]
+        meta["brands"] = [*meta["brands"], {"brand": "Microsoft Edge", "version": major}]
+        meta["fullVersionList"] = [*meta["fullVersionList"], {"brand": "Microsoft Edge",
+                                                              "version": meta["fullVersion"]}]
+    return meta

@@ -1,6 +1,8 @@
-"""Captured network entries as HAR 1.2 (the HTTP Archive format browsers' devtools import)."""
+"""Captured network entries as HAR 1.2 (the HTTP Archive format browsers' devtools import), or as
+NDJSON: the same entries, one JSON object a line (for ``jq``, log shippers and appending as they come)."""
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -10,6 +12,8 @@ from ..openapi import package_version
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key",
                             "x-auth-token", "x-csrf-token"})
 REDACTED = "[redacted]"
+# The export formats, their content types and file extensions (the original's names).
+FORMATS = {"har": ("application/json", ".har"), "ndjson": ("application/x-ndjson", ".ndjson")}
 
 
 def _headers(raw: dict[str, str], redact: bool) -> list[dict[str, str]]:
@@ -55,3 +59,13 @@ def document(entries: list[dict[str, Any]]) -> dict[str, Any]:
     """The whole HAR: ``{"log": {...}}`` around ``entries`` (already HAR entries)."""
     return {"log": {"version": "1.2", "creator": {"name": "Pinchtab", "version": package_version()},
                     "pages": [], "entries": entries}}
+
+
+def ndjson(entries: list[dict[str, Any]]) -> str:
+    """``entries`` (already HAR entries) as NDJSON: one object a line, each line ending in a newline."""
+    return "".join(ndjson_line(e) for e in entries)
+
+
+def ndjson_line(e: dict[str, Any]) -> str:
+    """One HAR entry as one NDJSON line."""
+    return json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n"

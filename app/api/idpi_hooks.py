@@ -5,7 +5,8 @@ the one after-request hook that puts a warning on the response.
   warning it gives (a host off ``security.allowedDomains`` outside strict mode) is handed to
   :func:`record`;
 * ``/snapshot``, ``/text``, ``/find`` and ``/pdf`` call :func:`screen` with the text they are about
-  to answer with: a refused answer raises 403 ``idpi_blocked``; a warning comes back as the JSON
+  to answer with: a refused answer raises 403 (``idpi_blocked`` for what the page says,
+  ``idpi_domain_blocked`` for a page off the allowlist); a warning comes back as the JSON
   fields to merge (``idpiWarning``) and goes on the response as ``X-IDPI-Warning`` and
   ``X-IDPI-Pattern``;
 * ``/action`` and ``/actions`` call :func:`screen_attached` on the snapshot a step's answer carries
@@ -42,26 +43,27 @@ def policy() -> idpi.Policy:
 def screen(text: str, url: str = "") -> dict[str, Any]:
     """Scan what a read is about to answer with, from the page at ``url``.
 
-    Raises 403 ``idpi_blocked`` when the policy refuses it: "current tab blocked by IDPI: ..." for
-    a page off ``security.allowedDomains`` (a tab can get there by a redirect or a click), "content
-    blocked by IDPI scanner: ..." for what the page says. Returns ``{"idpiWarning": <reason>}`` to
+    Raises 403 when the policy refuses it: ``idpi_domain_blocked`` ("current tab blocked by IDPI:
+    ...", with the warning header) for a page off ``security.allowedDomains`` (a tab can get there by
+    a redirect, a click or the page's own script), ``idpi_blocked`` ("content blocked by IDPI scanner:
+    ...") for what the page says. Returns ``{"idpiWarning": <reason>}`` to
     merge into a JSON answer when it only warns, else {}.
     """
     pol = policy()
     if url:
         where = idpi.check_domain(url, pol)
+        record(where)  # the refusal carries the warning header too, as the original's does
         if where.blocked:
-            raise Forbidden(f"current tab blocked by IDPI: {where.reason}", code="idpi_blocked",
+            raise Forbidden(f"current tab blocked by IDPI: {where.reason}", code="idpi_domain_blocked",
                             details={"setting": "security.allowedDomains", "url": url,
                                      "hint": "navigate back to an allowed page, or list its host in "
                                              "security.allowedDomains",
                                      "remedy": "edit the config and restart pinchtab"})
-        record(where)
     verdict = idpi.scan(text, pol)
     if verdict.blocked:
         raise Forbidden(f"content blocked by IDPI scanner: {verdict.reason}", code="idpi_blocked",
                         details={"setting": _STRICT, "pattern": verdict.pattern, "score": verdict.score,
-                                 "threshold": pol.shield_threshold,
+                                 "categories": list(verdict.categories), "threshold": pol.shield_threshold,
                                  "hint": f"set {_STRICT} to false to receive such content with a warning "
                                          "instead, or raise security.idpi.shieldThreshold",
                                  "remedy": "edit the config and restart pinchtab"})

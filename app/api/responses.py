@@ -451,6 +451,23 @@ class TabStateResponse(Schema):
 
 
 # --- stealth: /stealth/status
+class Fingerprint(Schema):
+    """A tab's device (the original's fingerprint)."""
+
+    os = fields.String(required=True)
+    browser = fields.String(required=True)
+    userAgent = fields.String(required=True)
+    platform = fields.String(required=True, metadata={"description": "navigator.platform"})
+    vendor = fields.String(required=True)
+    screenWidth = fields.Integer(required=True)
+    screenHeight = fields.Integer(required=True)
+    language = fields.String(required=True)
+    uaPlatform = fields.String(required=True, metadata={"description": "navigator.userAgentData.platform"})
+    uaPlatformVersion = fields.String(required=True)
+    timezoneOffset = fields.Integer()
+    timezone = fields.String()
+
+
 class StealthStatusResponse(Schema):
     level = fields.String(required=True)
     levels = fields.List(fields.String(), required=True)
@@ -469,6 +486,7 @@ class StealthStatusResponse(Schema):
     commands = fields.List(fields.String(), required=True, metadata={"description": "CDP methods it runs per tab"})
     userAgent = fields.String(required=True)
     window = fields.String(required=True, metadata={"description": "WIDTHxHEIGHT, empty when off"})
+    fingerprint = fields.Nested(Fingerprint, metadata={"description": "with tabId: the device that tab was given"})
 
 
 # --- saved state: /state/...
@@ -695,8 +713,11 @@ class Persona(Schema):
 
 class FingerprintRotateResponse(Schema):
     rotated = fields.Boolean(required=True)
-    persona = fields.Nested(Persona, required=True)
-    tabs = fields.Integer(required=True, metadata={"description": "open tabs whose next documents get the persona"})
+    status = fields.String(required=True, metadata={"enum": ["rotated"]})
+    persona = fields.Nested(Persona, metadata={"description": "with seed (or no device field): every tab's"})
+    tabs = fields.Integer(metadata={"description": "open tabs whose next documents get the persona"})
+    tabId = fields.String(metadata={"description": "with a device field: the tab given the device"})
+    fingerprint = fields.Nested(Fingerprint, metadata={"description": "the tab's device, applied at once"})
 
 
 class SessionRecord(Schema):
@@ -705,6 +726,7 @@ class SessionRecord(Schema):
     id = fields.String(required=True)
     agentId = fields.String(required=True)
     label = fields.String(required=True)
+    status = fields.String(required=True, metadata={"description": "active (revoked and lapsed sessions are gone)"})
     createdAt = fields.String(required=True)
     lastSeenAt = fields.String(required=True)
     expiresAt = fields.String(required=True)
@@ -712,7 +734,9 @@ class SessionRecord(Schema):
 
 
 class SessionCreatedResponse(SessionRecord):
-    token = fields.String(required=True, metadata={"description": "shown once: send 'Authorization: Session <token>'"})
+    sessionToken = fields.String(required=True,
+                                 metadata={"description": "shown once: send 'Authorization: Session <token>'"})
+    token = fields.String(required=True, metadata={"description": "the same token (our earlier name)"})
 
 
 class SessionRevokedResponse(Schema):

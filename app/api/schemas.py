@@ -95,6 +95,13 @@ class TabQuerySchema(Loose, TabIdMixin):
     pass
 
 
+class HistoryQuerySchema(TabQuerySchema):
+    """``POST /back|/forward|/reload``: the tab, and whether to dismiss a consent banner after."""
+
+    dismissBanners = fields.Boolean(load_default=False, metadata={
+        "description": "best effort: click a cookie/consent banner's accept button once the page is there"})
+
+
 class SnapshotQuerySchema(Loose, TabIdMixin):
     filter = fields.String(load_default="all", validate=validate.OneOf(("all", "interactive")))
     interactive = fields.Boolean(load_default=False)
@@ -137,6 +144,8 @@ class ActionSchema(Loose, TabIdMixin, TargetMixin):
     frameW = fields.Float(validate=SIZE_PX)
     frameH = fields.Float(validate=SIZE_PX)
     waitNav = fields.Boolean(load_default=False)
+    dismissBanners = fields.Boolean(load_default=False, metadata={
+        "description": "with waitNav: dismiss a cookie/consent banner on the page the step lands on"})
     dialogAction = fields.String(load_default="", validate=validate.OneOf(("", "accept", "dismiss")))
     dialogText = fields.String(load_default="")
     humanize = fields.Boolean()
@@ -176,8 +185,9 @@ class ActionSchema(Loose, TabIdMixin, TargetMixin):
         step = Step(kind=data["kind"], target=target, text=data.get("text", data.get("value", "")),
                     value=data.get("value"), key=data.get("key", ""), modifiers=data["modifiers"],
                     button=data["button"], dx=dx, dy=dy, drag_x=data["dragX"], drag_y=data["dragY"],
-                    wait_nav=data["waitNav"], dialog_action=data["dialogAction"], dialog_text=data["dialogText"],
-                    fast=data["fast"], mode=data["mode"])
+                    wait_nav=data["waitNav"], dismiss_banners=data["dismissBanners"],
+                    dialog_action=data["dialogAction"], dialog_text=data["dialogText"], fast=data["fast"],
+                    mode=data["mode"])
         return ActionRequest(step=step, tab_id=data.get("tabId"), snap=data["snap"], timeout_s=data.get("timeout"),
                              humanize=data.get("humanize"), owner=data.get("owner"), auto_switch=data["autoSwitch"],
                              browser=data.get("browser"))
@@ -544,9 +554,31 @@ class ResumeSchema(Loose):
 
 
 class FingerprintRotateSchema(Loose):
+    """``POST /fingerprint/rotate``: ours, ``seed`` (the hardware persona every tab's next document
+    gets), or the original's device for one tab (``tabId``, else the current tab): ``os``,
+    ``browser``, ``screen``, ``language``, ``timezone``, applied at once and kept across navigations."""
+
     seed = fields.Integer(validate=validate.Range(min=1, max=2**31 - 1),
                           metadata={"description": "the persona to take (the same seed, the same device); "
                                                    "random when absent"})
+    tabId = fields.String(validate=validate.Length(min=1), metadata={"description": "the tab to give the device"})
+    os = fields.String(validate=validate.OneOf(("windows", "mac", "linux", "random")),
+                       metadata={"description": "the system the tab's user agent and navigator.platform name"})
+    browser = fields.String(validate=validate.OneOf(("chrome", "edge")),
+                            metadata={"description": "chrome (default), or edge on windows"})
+    screen = fields.String(validate=validate.Regexp(r"^(?:random|(?:[3-9]\d{2}|[1-7]\d{3})x(?:2[4-9]\d|[3-9]\d{2}|"
+                                                    r"[1-4]\d{3}))$", error="WIDTHxHEIGHT (300-7999 by 240-4999) "
+                                                                             "or random"),
+                           metadata={"description": "the viewport and screen, e.g. 1366x768 (default 1920x1080)"})
+    language = fields.String(validate=validate.Regexp(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8}){0,3}$",
+                                                      error="a language tag, like en-US"))
+    timezone = fields.Integer(metadata={"description": "minutes east of UTC: one of "
+                                                       "-480, -420, -360, -300, -240, 0, 60, 120, 330, 480, 540"})
+    webgl = fields.Boolean(metadata={"description": "accepted for the original's clients (WebGL, canvas, fonts "
+                                                    "and audio follow the stealth level)"})
+    canvas = fields.Boolean()
+    fonts = fields.Boolean()
+    audio = fields.Boolean()
 
 
 class MacroSchema(Loose, TabIdMixin):

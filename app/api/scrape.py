@@ -1,33 +1,62 @@
 """``POST /scrape``: crawl a site from one URL and keep each page's content as Markdown, with its
 title, meta tags, JSON-LD and link counts, in the original's report schema (version 1.0).
 
-Pages are rendered in the browser by default (what an agent would see, scripts run). With
-``noBrowser`` they are fetched by the site's own page and parsed without running them: faster,
-and enough for server-rendered sites. Either way requests go out through the browser (its cookies
-and proxy), never from this process, and the crawl stays on the start URL's origin. Each page
-passes the navigation policy before it loads and where it ended after redirects; one that ended
-off it is an entry with ``error``, and its content is not kept.
+HTTP first, the browser only where it is needed. Each page is fetched as a plain HTTP GET and
+parsed without running it; a routing verdict then says whether the browser must render it:
+
+* ``not-found``: a 404 or 410 never goes to the browser (rendering cannot bring it back);
+* ``fetch-error``: the fetch failed (refused, unreachable, cut short) and the browser may do better;
+* ``blocked-status:N``: the server refused a plain client (401, 403, 407, 429, 503);
+* ``thin-content``: the extraction is shorter than ``MIN_CONTENT_CHARS``, a page built by scripts;
+* ``enrich-all``: the caller asked for every page to be rendered (``browserRecommended`` stays as
+  the verdict found it).
+
+``noBrowser`` and ``preview`` record the verdict (``browserRecommended``, ``browserReasons``) and
+render nothing; ``preview`` also withholds the Markdown (``charCount`` and a ``snippet`` instead);
+``only`` takes exactly the URLs listed, at full fidelity, instead of crawling. A page the browser
+rendered says ``source: "browser"``, with the rendered extraction; a failed rendering keeps the HTTP
+one and says why in ``browserError``.
+
+Where requests go: every URL, and every redirect hop, passes the navigation policy. The HTTP
+fetches are made with the download policy's protections (``app.netguard``: no internal hosts, each
+hop checked, the address connected to checked, a size cap), by the browser's network stack, so no
+request leaves this process itself; the browser renders under the navigation policy, as
+``/navigate`` does. A page whose HTTP fetch the download policy refuses (a host on this machine,
+say) is a ``fetch-error`` the browser may still render.
 """
 from __future__ import annotations
 
 import contextlib
 import fnmatch
+import re
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
 
 from cdp import page_facts
+from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
 from cdp.tab import Tab
 from profiles.times import utc_iso
 
-from ..navigation_policy import NavigationPolicy
-from .browser_state import BrowserState
-from .site_audit import SCHEMA_VERSION, load, refused_landing, scratch_tab
+from .. import netguard
+from ..errors import APIError
+from .browser_state import BrowserState, Caller
+from .routes.transfer import browser_fetch
+from .site_audit import SCHEMA_VERSION, SCRATCH_AGENT, load, refused_landing, scratch_tab
 
 MARKDOWN_MAX = 50_000   # characters of one page's Markdown in a report
 SNIPPET_CHARS = 240
 SCRAPE_QUIET_S = 0.15   # a crawl reads content, not every late asset: a shorter quiet moment will do
+MIN_CONTENT_CHARS = 500  # an HTTP extraction shorter than this is a page built by scripts
+HTTP_MAX_BYTES = 5 << 20
+HTML_PARSE_MAX = 2_000_000  # characters of a body handed to the parser
+HTTP_TIMEOUT_S = 30.0
+RENDER_TIMEOUT_S = 60.0
+BLOCKED_STATUSES = frozenset({401, 403, 407, 429, 503})
+NOT_FOUND = frozenset({404, 410})
+_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([A-Za-z0-9_-]+)""", re.I)
 
 
 def pattern_of(url: str) -> str:
@@ -44,6 +73,21 @@ def _matches(url: str, patterns: list[str]) -> bool:
     return any(fnmatch.fnmatchcase(url if "://" in p else path, p) for p in patterns)
 
 
+def verdict(page: dict[str, Any]) -> tuple[bool, list[str]]:
+    """Whether the browser should render a page its HTTP extraction gave, and why (the reasons)."""
+    status = page.get("statusCode") or 0
+    if status in NOT_FOUND:
+        return False, []
+    reasons = []
+    if page.get("error"):
+        reasons.append("fetch-error")
+    if status in BLOCKED_STATUSES:
+        reasons.append(f"blocked-status:{status}")
+    if not reasons and len((page.get("markdown") or "").strip()) < MIN_CONTENT_CHARS:
+        reasons.append("thin-content")
+    return bool(reasons), reasons
+
+
 class _Crawl:
     """The frontier and the findings of one scrape."""
 
@@ -51,7 +95,7 @@ class _Crawl:
         self.req = req
         start = urlsplit(req["url"])
         self.origin = f"{start.scheme}://{start.netloc}"
-        self.queue: list[str] = list(req["only"]) if req["only"] else [req["url"]]
+        self.queue: list[str] = list(dict.fromkeys(req["only"])) if req["only"] else [req["url"]]
         self.seen: set[str] = set(self.queue)
         self.groups: dict[str, list[str]] = {}
         self.pages: list[dict[str, Any]] = []
@@ -81,75 +125,185 @@ class _Crawl:
         return out
 
 
-def _page(url: str, source: str, result: dict[str, Any], origin: str, preview: bool) -> dict[str, Any]:
-    facts = result.get("facts") or {}
-    page: dict[str, Any] = {"url": result.get("url") or url, "source": source}
-    if facts.get("title"):
-        page["title"] = facts["title"]
-    for key in ("statusCode", "contentType"):
-        if result.get(key):
-            page[key] = result[key]
-    markdown = facts.get("markdown", "")
-    if preview:
-        page["charCount"] = len(markdown)
-        page["snippet"] = " ".join(markdown.split())[:SNIPPET_CHARS]
-    else:
-        page["markdown"] = markdown[:MARKDOWN_MAX]
-        if len(markdown) > MARKDOWN_MAX:
-            page["truncated"] = True
-    if facts.get("meta"):
-        page["meta"] = facts["meta"]
-    if facts.get("schema"):
-        page["schema"] = facts["schema"]
-    links = facts.get("links", [])
-    page["internalLinks"] = sum(1 for u in links if u.startswith(origin + "/") or u == origin)
-    page["externalLinks"] = len(links) - page["internalLinks"]
-    return page
-
-
-def _scrape_one(tab: Tab, url: str, req: dict[str, Any], origin: str, deadline: float,
-                policy: NavigationPolicy) -> tuple[dict[str, Any], list[str]]:
-    left = max(1.0, deadline - time.monotonic())
+@contextlib.contextmanager
+def _fetch_tab(state: BrowserState) -> Iterator[Tab]:
+    """A throwaway tab for one HTTP fetch (the download machinery's way): nobody's, closed after."""
+    browser = state.ensure(Caller(agent=SCRATCH_AGENT))
+    tab = browser.new_tab()
     try:
-        policy.check(url)  # a link the crawl found is a navigation of its own
-        if req["noBrowser"]:
-            result = tab.run(lambda: page_facts.fetched(tab, url, left), left + 2)
-            result["statusCode"] = result.pop("status", None)
-            _refuse_landing(policy, result.get("url") or url)
-            source = "http"
-        else:
-            info = load(tab, url, min(left, 60.0), quiet_s=SCRAPE_QUIET_S)
+        yield tab
+    finally:
+        with contextlib.suppress(CDPError, CDPTimeout, BrowserGone, TargetClosed):
+            browser.close_tab(tab.id)
+
+
+def _decode(body: bytes, content_type: str) -> str:
+    """The body as text: the charset the headers name, else the one a <meta> names, else UTF-8."""
+    charset = ""
+    for part in content_type.split(";")[1:]:
+        key, _, value = part.strip().partition("=")
+        if key.lower() == "charset":
+            charset = value.strip("\"' ")
+    if not charset:
+        found = _CHARSET.search(body[:2048])
+        charset = found.group(1).decode("ascii") if found else "utf-8"
+    try:
+        return body.decode(charset, errors="replace")
+    except LookupError:  # a charset Python does not know
+        return body.decode("utf-8", errors="replace")
+
+
+class LandingRefused(RuntimeError):
+    """The browser's page ended (after its redirects) where the navigation policy refuses to go."""
+
+
+class _Scraper:
+    """One scrape's machinery: the HTTP extraction, the rendering, the policies both obey."""
+
+    def __init__(self, state: BrowserState, req: dict[str, Any], policy: netguard.Policy, deadline: float) -> None:
+        self.state, self.req, self.policy, self.deadline = state, req, policy, deadline
+
+    def left(self, cap: float) -> float:
+        return max(1.0, min(cap, self.deadline - time.monotonic()))
+
+    def vet(self, url: str) -> None:
+        """The navigation policy's word on one URL (raises its APIError)."""
+        self.state.navigation.check(url)
+
+    def http(self, parser: Tab, url: str) -> dict[str, Any]:
+        """The HTTP extraction of ``url``: ``statusCode``, ``contentType``, ``facts`` or ``error``."""
+        timeout_s = self.left(HTTP_TIMEOUT_S)
+        max_bytes = min(self.state.config.security.download_max_bytes, HTTP_MAX_BYTES)
+        try:
+            netguard.check_url(url, self.policy)  # refused before a tab is opened for it
+        except netguard.UnsafeURL as exc:
+            return {"error": f"HTTP fetch refused: {exc.message}"}
+        try:
+            with _fetch_tab(self.state) as t:
+                got = t.run(lambda: browser_fetch(t, url, self.policy, max_bytes, timeout_s, vet=self.vet),
+                            timeout_s + 3)
+        except APIError as exc:
+            out: dict[str, Any] = {"error": f"HTTP fetch: {exc.message}"}
+            status = (exc.details or {}).get("status")
+            if isinstance(status, int):
+                out["statusCode"] = status
+            return out
+        except (CDPError, CDPTimeout, BrowserGone, TargetClosed) as exc:
+            return {"error": f"HTTP fetch: {exc}"}
+        ctype = got["contentType"]
+        out = {"statusCode": got["status"], "contentType": ctype}
+        if "html" in ctype.lower() or not ctype:
+            try:
+                html = _decode(got["data"], ctype)[:HTML_PARSE_MAX]
+                out["facts"] = parser.run(lambda: page_facts.parsed(parser, html, got["url"]), 25.0)
+            except (CDPError, CDPTimeout) as exc:  # a body the parser chokes on is a page without content
+                out["error"] = f"HTML parse: {exc}"
+        return out
+
+    def render(self, url: str) -> dict[str, Any]:
+        """The browser's extraction of ``url``: ``facts`` and ``statusCode``; raises when it fails."""
+        with scratch_tab(self.state) as tab:
+            info = load(tab, url, self.left(RENDER_TIMEOUT_S), quiet_s=SCRAPE_QUIET_S)
             if info["url"].startswith("chrome-error://"):
                 raise RuntimeError(f"{url} could not be loaded")
-            _refuse_landing(policy, info["url"])
-            result = {"url": info["url"], "facts": tab.run(lambda: page_facts.rendered(tab), 20.0)}
-            source = "browser"
-    except Exception as exc:  # one page failing is a finding of the crawl, not its end
-        return {"url": url, "source": "browser" if not req["noBrowser"] else "http", "error": str(exc)}, []
-    page = _page(url, source, result, origin, req["preview"])
-    return page, (result.get("facts") or {}).get("links", [])
+            refused = refused_landing(self.state.navigation, info["url"])
+            if refused:
+                raise LandingRefused(refused)
+            facts = tab.run(lambda: page_facts.rendered(tab), 20.0)
+            status = next((e.get("status") for e in tab.network.entries()
+                           if str(e.get("resourceType", "")).lower() == "document" and e.get("status")), None)
+        return {"facts": facts, "statusCode": status}
+
+    def page(self, parser: Tab, url: str) -> tuple[dict[str, Any], list[str]]:
+        """One page end to end: the policy, the HTTP extraction, the verdict, the browser if it is
+        needed and allowed. Returns the report entry and the links it found; never raises."""
+        try:
+            self.vet(url)  # a link the crawl found is a navigation of its own
+        except APIError as exc:
+            return {"url": url, "source": "http", "browserRecommended": False,
+                    "error": f"navigation refused: {exc.message}"}, []
+        try:
+            return self._page(parser, url)
+        except (CDPError, CDPTimeout, BrowserGone, TargetClosed) as exc:  # the browser failed us, not the page
+            return {"url": url, "source": "http", "browserRecommended": False, "error": f"browser: {exc}"}, []
+
+    def _page(self, parser: Tab, url: str) -> tuple[dict[str, Any], list[str]]:
+        got = self.http(parser, url)
+        facts = got.get("facts") or {}
+        page: dict[str, Any] = {"url": url, "source": "http"}
+        for key in ("statusCode", "contentType"):
+            if got.get(key):
+                page[key] = got[key]
+        if got.get("error"):
+            page["error"] = got["error"]
+        page["markdown"] = facts.get("markdown", "")
+        recommended, reasons = verdict(page)
+        render = recommended
+        if self.req["enrichAll"] and not recommended and page.get("statusCode") not in NOT_FOUND:
+            render, reasons = True, ["enrich-all"]
+        page["browserRecommended"] = recommended
+        if reasons:
+            page["browserReasons"] = reasons
+        links = list(facts.get("links", []))
+        if render and not self.req["noBrowser"] and not self.req["preview"]:
+            try:
+                rendered = self.render(url)
+                if not (rendered["facts"] or {}).get("markdown", "").strip():
+                    raise RuntimeError("browser extraction produced no content")
+            except LandingRefused as exc:  # the page is off the policy: that is why it is not reported
+                page["browserError"] = page["error"] = str(exc)
+                page["markdown"], facts, links = "", {}, []
+            except Exception as exc:  # a failed rendering keeps the HTTP extraction
+                page["browserError"] = str(exc)
+            else:
+                facts = rendered["facts"]
+                links += [u for u in facts.get("links", []) if u not in links]
+                page.update(source="browser", markdown=facts.get("markdown", ""))
+                page.pop("error", None)  # the browser reached the page: the HTTP failure no longer counts
+                if rendered["statusCode"] and not page.get("statusCode"):
+                    page["statusCode"] = rendered["statusCode"]
+        return self._finish(page, facts, links), links
+
+    def _finish(self, page: dict[str, Any], facts: dict[str, Any], links: list[str]) -> dict[str, Any]:
+        """The entry as the report shows it: title first, the Markdown or its preview, the rest."""
+        out: dict[str, Any] = {"url": page["url"]}
+        if facts.get("title"):
+            out["title"] = facts["title"]
+        out.update({k: v for k, v in page.items() if k not in ("url", "markdown")})
+        markdown = page.get("markdown") or ""
+        if self.req["preview"]:
+            out["charCount"] = len(markdown)
+            out["snippet"] = _snippet(markdown)
+        elif markdown:
+            out["markdown"] = markdown[:MARKDOWN_MAX]
+            if len(markdown) > MARKDOWN_MAX:
+                out["truncated"] = True
+        if facts.get("meta"):
+            out["meta"] = facts["meta"]
+        if facts.get("schema"):
+            out["schema"] = facts["schema"]
+        origin = "{0.scheme}://{0.netloc}".format(urlsplit(page["url"]))
+        internal = sum(1 for u in links if u.startswith(origin + "/") or u == origin)
+        out["internalLinks"], out["externalLinks"] = internal, len(links) - internal
+        return out
 
 
-def _refuse_landing(policy: NavigationPolicy, url: str) -> None:
-    refused = refused_landing(policy, url)
-    if refused:
-        raise RuntimeError(refused)
+def _snippet(markdown: str) -> str:
+    text = " ".join(markdown.split())
+    return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS].rstrip() + "…"
 
 
-def scrape(state: BrowserState, req: dict[str, Any]) -> dict[str, Any]:
-    """Run the crawl ``req`` describes (validated by ``ScrapeSchema``) and build its report."""
+def scrape(state: BrowserState, req: dict[str, Any], policy: netguard.Policy) -> dict[str, Any]:
+    """Run the crawl ``req`` describes (validated by ``ScrapeSchema``) and build its report;
+    ``policy`` is the download policy the HTTP fetches obey."""
     crawl = _Crawl(req)
     deadline = time.monotonic() + req["timeoutSeconds"]
-    limit = len(req["only"]) if req["only"] else req["maxPages"]
+    scraper = _Scraper(state, req, policy, deadline)
+    limit = len(crawl.queue) if req["only"] else req["maxPages"]
     workers = max(1, min(req["concurrency"], limit))
     timed_out = False
     with contextlib.ExitStack() as stack:
-        tabs = [stack.enter_context(scratch_tab(state)) for _ in range(workers)]
-        if req["noBrowser"]:
-            # The page that fetches must be on the site's origin for its fetches to be same-origin.
-            for t in tabs:
-                info = load(t, req["url"], min(60.0, req["timeoutSeconds"]))
-                state.navigation.check(info["url"])  # where a redirect took it: refused like the URL itself
+        parsers = [stack.enter_context(scratch_tab(state)) for _ in range(workers)]
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="scrape") as pool:
             while crawl.queue and len(crawl.pages) < limit:
                 if time.monotonic() >= deadline:
@@ -158,9 +312,7 @@ def scrape(state: BrowserState, req: dict[str, Any]) -> dict[str, Any]:
                 batch = crawl.take(min(workers, limit - len(crawl.pages)))
                 if not batch:
                     break
-                for page, links in pool.map(lambda tu: _scrape_one(tu[0], tu[1], req, crawl.origin, deadline,
-                                                                   state.navigation),
-                                            zip(tabs, batch, strict=False)):  # a last batch may be short
+                for page, links in pool.map(lambda pu: scraper.page(*pu), zip(parsers, batch, strict=False)):
                     crawl.pages.append(page)
                     for link in links:
                         if crawl.admit(link):
@@ -179,8 +331,9 @@ def _report(req: dict[str, Any], crawl: _Crawl, timed_out: bool) -> dict[str, An
               for pat, urls in sorted(crawl.groups.items())]
     types: dict[str, int] = {}
     for p in pages:
-        kind = (p.get("contentType") or "text/html").split(";")[0].strip()
-        types[kind] = types.get(kind, 0) + 1
+        if p.get("contentType"):
+            kind = p["contentType"].split(";")[0].strip().lower()
+            types[kind] = types.get(kind, 0) + 1
     summary: dict[str, Any] = {
         "contentTypes": types,
         "httpPages": sum(1 for p in pages if p["source"] == "http" and "error" not in p),

@@ -1,11 +1,13 @@
 """Site QA: audit one page or a list of pages (broken assets, console, accessibility, timing,
-interactive elements, a screenshot) in tabs of their own, opened and closed for the audit.
+interactive elements, security findings, a screenshot) in tabs of their own, opened and closed for
+the audit.
 
 The report follows the original's audit schema (version 1.0): a page that cannot be loaded is an
 entry with ``error``, never a failed request, and a collector that fails leaves its field empty
 and says so in ``error`` while the others still report. A redirect is a navigation of its own: a
 page that ended where the navigation policy would not have gone is such an entry too, and
-nothing is collected from it.
+nothing is collected from it. Which pages are visited (sampling, SeaPortal routing) is
+``audit_plan``; what is concluded from them (security findings, the summary score) ``audit_rules``.
 """
 from __future__ import annotations
 
@@ -15,15 +17,19 @@ import logging
 import re
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from cdp import content, navigation, network, page_metrics, snapshot, waits
 from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
+from cdp.page import evaluate, main_frame
 from cdp.tab import Tab
 from profiles.times import utc_iso
 
-from ..errors import APIError
+from ..errors import APIError, BadRequest
 from ..navigation_policy import NavigationPolicy
+from . import audit_plan, audit_rules
+from .audit_plan import SeaportalPage
 from .browser_state import BrowserState, Caller
 
 log = logging.getLogger(__name__)
@@ -77,7 +83,8 @@ def refused_landing(policy: NavigationPolicy, url: str) -> str:
 
 def _interactive(tab: Tab) -> list[dict[str, Any]]:
     nodes = snapshot.take(tab, filter="interactive")
-    return [{"ref": n["ref"], "role": n["role"], "name": n.get("name", ""), "visible": True}
+    # An element without an accessible name has no "name" at all, as in the original's schema.
+    return [{"ref": n["ref"], "role": n["role"], **({"name": n["name"]} if n.get("name") else {}), "visible": True}
             for n in nodes if n.get("role") in INTERACTIVE]
 
 
@@ -100,7 +107,7 @@ def audit_page(state: BrowserState, url: str, options: dict[str, bool]) -> dict[
                 page["error"] = refused
                 return page
             page["title"] = info["title"]
-            page.update(_collect(tab, options))
+            page.update(_collect(tab, url, info["title"], options))
             status = next((e.get("status") for e in page.get("networkRequests", [])
                            if str(e.get("resourceType", "")).lower() == "document" and e.get("status")), None)
             if status:
@@ -110,7 +117,7 @@ def audit_page(state: BrowserState, url: str, options: dict[str, bool]) -> dict[
     return page
 
 
-def _collect(tab: Tab, options: dict[str, bool]) -> dict[str, Any]:
+def _collect(tab: Tab, url: str, title: str, options: dict[str, bool]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     errors: list[str] = []
 
@@ -144,6 +151,13 @@ def _collect(tab: Tab, options: dict[str, bool]) -> dict[str, Any]:
         png = run("screenshot", lambda: content.screenshot(tab, fmt="png"))
         if png is not None:
             out["screenshot"] = base64.b64encode(png).decode()
+    if options["security"]:
+        facts = run("security", lambda: evaluate(tab, main_frame(tab), audit_rules.FORM_FACTS_JS,
+                                                 timeout_s=tab.remaining(10.0)))
+        found = audit_rules.security_findings(url, title, out.get("networkRequests") or tab.network.entries(),
+                                              facts if isinstance(facts, dict) else None)
+        if found:
+            out["securityFindings"] = found
     if errors:
         out["error"] = "; ".join(errors)
     return out
@@ -162,77 +176,95 @@ def broken_assets(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def page_score(page: dict[str, Any]) -> int:
-    """One page's 0-100 health: its accessibility score, less 5 per broken asset and 2 per console
-    error; 0 for a page that did not load."""
-    if "title" not in page and page.get("error"):
-        return 0
-    score = page.get("accessibilityScore", 100)
-    score -= 5 * len(page.get("brokenAssets", []))
-    score -= 2 * sum(1 for c in page.get("consoleLogs", []) if c.get("level") == "error")
-    return max(0, min(100, int(score)))
+@dataclass
+class PlannedPage:
+    """One page of a run: where to go, whether the browser audits it, and its SeaPortal summary."""
+
+    url: str
+    enrich: bool = True
+    seaportal: SeaportalPage | None = None
+    refused: str = ""   # why the navigation policy will not let the browser go there ("" when it may)
 
 
-def recommendations(pages: list[dict[str, Any]]) -> list[str]:
-    """What to fix first, in plain words, from the pages' findings."""
-    out = []
-    failed = [p["url"] for p in pages if "title" not in p and p.get("error")]
-    if failed:
-        out.append(f"{len(failed)} page(s) did not load: {', '.join(failed[:3])}")
-    broken = sum(len(p.get("brokenAssets", [])) for p in pages)
-    if broken:
-        out.append(f"Fix {broken} broken asset(s) (failed requests or HTTP status >= 400)")
-    rules: dict[str, int] = {}
-    for p in pages:
-        for f in p.get("a11yFindings", []):
-            rules[f["rule"]] = rules.get(f["rule"], 0) + f["count"]
-    for rule, count in sorted(rules.items(), key=lambda kv: -kv[1]):
-        out.append(f"Accessibility: {count} × {rule}")
-    errors = sum(1 for p in pages for c in p.get("consoleLogs", []) if c.get("level") == "error")
-    if errors:
-        out.append(f"{errors} console error(s) while loading")
-    return out
+def report_entry(page: dict[str, Any]) -> dict[str, Any]:
+    """A page of ``POST /audit``'s report: url, title, error, screenshot and security findings at the
+    top, what the browser collected under ``browser`` (the original's PageResult)."""
+    top = ("url", "title", "statusCode", "error", "screenshot", "securityFindings", "a11yFindings")
+    entry: dict[str, Any] = {"url": page["url"]}
+    for key in ("title", "error", "screenshot", "securityFindings"):
+        if page.get(key):
+            entry[key] = page[key]
+    entry["browser"] = {k: v for k, v in page.items() if k not in top}
+    return entry
 
 
-def site_report(pages: list[dict[str, Any]], source: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    """The versioned report of ``POST /audit``: pages, a summary score, recommendations."""
-    results = []
-    for p in pages:
-        browser = {k: v for k, v in p.items() if k not in ("url", "title", "statusCode", "error", "a11yFindings")}
-        entry: dict[str, Any] = {"url": p["url"], "browser": browser}
-        for key in ("title", "statusCode", "error"):
-            if key in p:
-                entry[key] = p[key]
-        results.append(entry)
-    scores = [page_score(p) for p in pages]
-    return {
-        "schemaVersion": SCHEMA_VERSION, "generatedAt": utc_iso(), "input": source, "options": options,
-        "pages": results, "summaryScore": round(sum(scores) / len(scores)) if scores else 0,
-        "recommendations": recommendations(pages),
-    }
+def run_plan(state: BrowserState, plan: list[PlannedPage], options: dict[str, bool],
+             concurrency: int) -> list[dict[str, Any]]:
+    """The report entries of ``plan``, in its order, ``concurrency`` pages at a time in the browser."""
+    def one(p: PlannedPage) -> dict[str, Any]:
+        if not p.enrich and p.seaportal is not None:
+            return audit_plan.seaportal_only_entry(p.seaportal)
+        if p.refused:
+            return audit_plan.merge_seaportal({"url": p.url, "error": p.refused, "browser": {}}, p.seaportal)
+        return audit_plan.merge_seaportal(report_entry(audit_page(state, p.url, options)), p.seaportal)
 
-
-def audit_site(state: BrowserState, urls: list[str], options: dict[str, bool],
-               concurrency: int) -> list[dict[str, Any]]:
-    """Audit ``urls``, ``concurrency`` pages at a time, in the order given."""
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="audit") as pool:
-        return list(pool.map(lambda u: audit_page(state, u, options), urls))
+        return list(pool.map(one, plan))
+
+
+def site_report(entries: list[dict[str, Any]], source: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    """The versioned report of ``POST /audit``: its input and options, the pages, the summary score
+    (mean accessibility of the pages audited), and every page's security findings gathered."""
+    report: dict[str, Any] = {
+        "schemaVersion": SCHEMA_VERSION, "generatedAt": utc_iso(), "input": source, "options": options,
+        "pages": entries, "summaryScore": audit_rules.summary_score(entries),
+    }
+    findings = [f for e in entries for f in e.get("securityFindings") or []]
+    if findings:
+        report["securityFindings"] = findings
+    return report
+
+
+def nothing_to_audit() -> BadRequest:
+    """The answer for a run whose sources list no page (an empty sitemap, say)."""
+    return BadRequest("no URLs to audit: the request's sources list no pages", code="no_urls")
 
 
 _LOC = re.compile(r"<loc>\s*([^<\s]+)\s*</loc>", re.I)
+_INDEX = re.compile(r"<sitemapindex[\s>]", re.I)
+MAX_SITEMAP_URLS = 5000
+MAX_CHILD_SITEMAPS = 20
 
 
-def sitemap_urls(state: BrowserState, sitemap_url: str, limit: int) -> list[str]:
-    """The page URLs a sitemap lists (its ``<loc>`` entries), read through the browser."""
+def _sitemap_source(state: BrowserState, sitemap_url: str, field: str) -> str:
+    """The XML of one sitemap, read through the browser (the navigation policy judges it and where
+    its redirects end)."""
+    state.navigation.check(sitemap_url, field)
     with scratch_tab(state) as tab:
         info = load(tab, sitemap_url, float(state.config.timeouts.navigate_sec))
-        state.navigation.check(info["url"], "sitemapUrl")  # where a redirect took it: refused like the URL itself
-        source = tab.run(lambda: tab.call("Runtime.evaluate", {
+        state.navigation.check(info["url"], field)  # where a redirect took it: refused like the URL itself
+        source: str = tab.run(lambda: tab.call("Runtime.evaluate", {
             "expression": "new XMLSerializer().serializeToString(document)", "returnByValue": True,
         })["result"].get("value") or "", 10.0)
-    seen: list[str] = []
-    for loc in _LOC.findall(source):
-        loc = loc.replace("&amp;", "&")
-        if loc not in seen:
-            seen.append(loc)
-    return seen[:limit]
+    return source
+
+
+def _locs(source: str) -> list[str]:
+    return audit_plan.dedupe([loc.replace("&amp;", "&") for loc in _LOC.findall(source)])
+
+
+def sitemap_urls(state: BrowserState, sitemap_url: str) -> list[str]:
+    """The page URLs a sitemap lists (its ``<loc>`` entries); for a sitemap index, those of the
+    sitemaps it names (one level, at most ``MAX_CHILD_SITEMAPS``; each passes the navigation policy)."""
+    source = _sitemap_source(state, sitemap_url, "sitemapUrl")
+    if not _INDEX.search(source):
+        return _locs(source)[:MAX_SITEMAP_URLS]
+    pages: list[str] = []
+    for child in _locs(source)[:MAX_CHILD_SITEMAPS]:
+        try:
+            pages += _locs(_sitemap_source(state, child, "sitemapUrl"))
+        except APIError as exc:  # a child the policy refuses is skipped, as an unreadable one would be
+            log.info("sitemap %s: child %s skipped: %s", sitemap_url, child, exc.message)
+        if len(pages) >= MAX_SITEMAP_URLS:
+            break
+    return audit_plan.dedupe(pages)[:MAX_SITEMAP_URLS]

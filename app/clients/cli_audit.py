@@ -1,10 +1,12 @@
 """``pinchtab audit``: a site audit (``POST /audit``) as the original's command runs it.
 
-One or more URLs (or ``--sitemap`` URL) are audited into one report: a summary line per page, the
-whole report with ``--json``, or the report rendered as Markdown or HTML (``--format md|html``).
-``--output-dir`` keeps it on disk: ``report.json`` with each page's screenshot moved to
-``screenshots/page-NNN.png`` (the page's ``browser.screenshotPath``), and ``report.md`` or a
-self-contained ``report.html`` beside it.
+One or more URLs (or ``--sitemap`` URL, or the pages of a SeaPortal report with
+``--seaportal-report FILE``) are audited into one report: a summary line per page, the whole report
+with ``--json``, or the report rendered as Markdown or HTML (``--format md|html``). A SeaPortal
+report's pages go to the browser when it recommends it (every one with ``--enrich-all``); the
+others are reported from the file. ``--output-dir`` keeps it on disk: ``report.json`` with each
+page's screenshot moved to ``screenshots/page-NNN.png`` (the page's ``browser.screenshotPath``), and
+``report.md`` or a self-contained ``report.html`` beside it.
 
 Where the run happens (server mode): ``--profile P`` audits in the running instance of that profile;
 ``--cookie``/``--cookies-file`` audit in a temporary instance of its own, the cookies set there first
@@ -31,7 +33,7 @@ from ..files import write_atomic
 from .cli_verbs import Ctx, UsageError, Verbs, normalize_url, server_only
 from .rest import ClientError
 
-__all__ = ["register", "render"]
+__all__ = ["register", "render", "run_cookies", "where"]
 
 AUDIT_TIMEOUT_S = 600.0  # a multi-page audit outlasts the client's default timeout
 INSTANCE_START_S = 60.0  # how long a temporary instance gets to come up
@@ -98,13 +100,14 @@ def _wait_running(ctx: Ctx, instance_id: str) -> None:
 
 
 @contextlib.contextmanager
-def _temporary_instance(ctx: Ctx, cookies: list[dict[str, Any]], urls: list[str]) -> Iterator[dict[str, str]]:
+def _temporary_instance(ctx: Ctx, cookies: list[dict[str, Any]], urls: list[str],
+                        verb: str) -> Iterator[dict[str, str]]:
     """A temporary instance with ``cookies`` set for the URLs' origins; the query that routes there.
     It is stopped afterwards, which deletes its profile and the cookies with it."""
     origins = _origins(urls)
     if not origins:
         raise UsageError("--cookie and --cookies-file need an http(s) URL to set the cookies for")
-    record = server_only(ctx, "POST", "/instances/start", {}, what="audit --cookie")
+    record = server_only(ctx, "POST", "/instances/start", {}, what=f"{verb} --cookie")
     instance = str(record["id"])
     try:
         _wait_running(ctx, instance)
@@ -123,10 +126,10 @@ def _temporary_instance(ctx: Ctx, cookies: list[dict[str, Any]], urls: list[str]
 
 
 @contextlib.contextmanager
-def _profile_instance(ctx: Ctx, profile: str) -> Iterator[dict[str, str]]:
+def _profile_instance(ctx: Ctx, profile: str, verb: str) -> Iterator[dict[str, str]]:
     """The query that routes to the running instance of ``profile`` (one of its tabs; a blank one
     opened for the run, and closed after, when it has none)."""
-    instances = server_only(ctx, "GET", "/instances", what="audit --profile")
+    instances = server_only(ctx, "GET", "/instances", what=f"{verb} --profile")
     found = next((i for i in instances if i.get("profileName") == profile and i.get("status") == "running"), None)
     if found is None:
         raise ClientError(f"no running instance for profile {profile!r} (start one: pinchtab instance start "
@@ -141,16 +144,17 @@ def _profile_instance(ctx: Ctx, profile: str) -> Iterator[dict[str, str]]:
                 ctx.client.post("/close", {"tabId": opened})
 
 
-def _where(ctx: Ctx, cookies: list[dict[str, Any]],
-           urls: list[str]) -> contextlib.AbstractContextManager[dict[str, str]]:
-    """Where the run happens: the query routing ``POST /audit`` there (none: the server's choice)."""
+def where(ctx: Ctx, cookies: list[dict[str, Any]], urls: list[str],
+          verb: str = "audit") -> contextlib.AbstractContextManager[dict[str, str]]:
+    """Where the run of ``verb`` (audit, scrape) happens: the query routing its request there (none:
+    the server's choice)."""
     if cookies and ctx.args.profile:
         raise UsageError("--profile cannot be combined with --cookie or --cookies-file: a run with cookies uses a "
                          "temporary instance of its own")
     if cookies:
-        return _temporary_instance(ctx, cookies, urls)
+        return _temporary_instance(ctx, cookies, urls, verb)
     if ctx.args.profile:
-        return _profile_instance(ctx, ctx.args.profile)
+        return _profile_instance(ctx, ctx.args.profile, verb)
     return contextlib.nullcontext({})
 
 
@@ -158,19 +162,49 @@ def _where(ctx: Ctx, cookies: list[dict[str, Any]],
 # The verb
 
 
+def seaportal_report(path: str) -> list[Any]:
+    """The results array of a SeaPortal report file, checked before any server work starts."""
+    try:
+        results = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except OSError as exc:
+        raise UsageError(f"cannot read the SeaPortal report {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise UsageError(f"the SeaPortal report {path} is not valid JSON: {exc}") from None
+    if not isinstance(results, list) or not all(isinstance(r, dict) for r in results):
+        raise UsageError(f"the SeaPortal report {path} must be a JSON array of SeaPortal result objects")
+    return results
+
+
 def audit(ctx: Ctx) -> None:
     """POST /audit; the summary, the report (``--json``), or it rendered (``--format``); ``--output-dir``
     writes it to disk."""
     a = ctx.args
     urls = [normalize_url(u) for u in a.urls]
+    if a.seaportal_report and (urls or a.sitemap):
+        raise UsageError("--seaportal-report names the pages itself: give no URL (and no --sitemap)")
+    if not a.seaportal_report and not urls:
+        raise UsageError("pinchtab audit <url>... | <sitemap-url> --sitemap | --seaportal-report FILE")
+    if a.enrich_all and not a.seaportal_report:
+        raise UsageError("--enrich-all goes with --seaportal-report")
     if a.sitemap and len(urls) != 1:
         raise UsageError("pinchtab audit <sitemap-url> --sitemap  (one sitemap)")
     cookies = run_cookies(a)  # a bad flag fails before an audit runs
-    body: dict[str, Any] = {"sitemapUrl": urls[0]} if a.sitemap else {"urls": urls}
+    body: dict[str, Any]
+    if a.seaportal_report:
+        results = seaportal_report(a.seaportal_report)
+        body = {"seaportalResults": results, "seaportalFile": a.seaportal_report}
+        if a.enrich_all:
+            body["enrichAll"] = True
+        # The cookies go to the origins of the report's pages.
+        urls = [r["url"] for r in results if isinstance(r.get("url"), str) and r["url"].strip()]
+    else:
+        body = {"sitemapUrl": urls[0]} if a.sitemap else {"urls": urls}
     body["options"] = {"screenshot": a.screenshot, "network": a.network_monitor}
     if a.concurrency:
         body["concurrency"] = a.concurrency
-    with _where(ctx, cookies, urls) as routing:
+    if a.sample_size:
+        body["sampleSize"] = a.sample_size
+    with where(ctx, cookies, urls) as routing:
         report = ctx.client.request("POST", "/audit", body=body, params=routing, timeout_s=AUDIT_TIMEOUT_S).json()
     if a.output_dir:
         out = Path(a.output_dir)
@@ -188,15 +222,29 @@ def audit(ctx: Ctx) -> None:
         ctx.out.line(summary(report))
 
 
+def _shot(page: dict[str, Any]) -> str | None:
+    """A page's inline screenshot (base64): the report keeps it on the page; older servers put it
+    under ``browser``."""
+    for holder in (page, _browser(page)):
+        if isinstance(holder.get("screenshot"), str) and holder["screenshot"]:
+            return str(holder["screenshot"])
+    return None
+
+
 def write_artifacts(out: Path, report: dict[str, Any]) -> None:
     """``report.json`` in ``out``, each page's screenshot moved from the report into
     ``screenshots/page-NNN.png`` and named by its ``browser.screenshotPath`` (relative to ``out``)."""
     for i, page in enumerate(report.get("pages") or [], 1):
-        browser = page.get("browser")
-        if not isinstance(browser, dict) or not isinstance(browser.get("screenshot"), str):
+        shot = _shot(page)
+        if shot is None:
             continue
+        page.pop("screenshot", None)
+        browser = page.setdefault("browser", {})
+        if not isinstance(browser, dict):
+            continue
+        browser.pop("screenshot", None)
         try:
-            png = base64.b64decode(browser.pop("screenshot"), validate=True)
+            png = base64.b64decode(shot, validate=True)
         except (binascii.Error, ValueError):
             continue
         rel = f"screenshots/page-{i:03d}.png"
@@ -266,15 +314,45 @@ def _sections(report: dict[str, Any]) -> list[_Section]:
     a11y = _Section("Accessibility")
     a11y.items = [f"{p.get('url')}: accessibility score {_browser(p)['accessibilityScore']}/100" for p in pages
                   if isinstance(_browser(p).get("accessibilityScore"), int) and _browser(p)["accessibilityScore"] < 100]
+    security = _Section("Security", ("Page", "Rule", "Severity", "Detail"))
+    security.rows = [[str(f.get("url", "")), str(f.get("ruleId", "")), str(f.get("severity", "")),
+                      str(f.get("detail", ""))] for f in report.get("securityFindings") or []]
     shots = _Section("Screenshots")
     for p in pages:
         b = _browser(p)
         if b.get("screenshotPath"):
             shots.images.append((str(p.get("url", "")), str(b["screenshotPath"])))
-        elif isinstance(b.get("screenshot"), str):  # not written to disk: inline, so the page stands alone
-            shots.images.append((str(p.get("url", "")), "data:image/png;base64," + b["screenshot"]))
-    recs = _Section("Recommendations", items=[str(r) for r in report.get("recommendations") or []])
-    return [s for s in (*out, timing, console, broken, a11y, shots, recs) if s.rows or s.items or s.images or s.note]
+        elif _shot(p):  # not written to disk: inline, so the page stands alone
+            shots.images.append((str(p.get("url", "")), "data:image/png;base64," + str(_shot(p))))
+    recs = _Section("Recommendations", items=recommendations(report))
+    return [s for s in (*out, timing, console, broken, a11y, security, shots, recs)
+            if s.rows or s.items or s.images or s.note]
+
+
+def recommendations(report: dict[str, Any]) -> list[str]:
+    """What to fix first, in plain words, read off the report (the server's own, when it sends some)."""
+    if report.get("recommendations"):
+        return [str(r) for r in report["recommendations"]]
+    pages = report.get("pages") or []
+    out = []
+    failed = [str(p.get("url")) for p in pages if p.get("error")]
+    if failed:
+        out.append(f"{len(failed)} page(s) did not load: {', '.join(failed[:3])}")
+    high = [f for f in report.get("securityFindings") or [] if f.get("severity") in ("high", "critical")]
+    if high:
+        out.append(f"Fix {len(high)} high-severity security finding(s) ({high[0].get('ruleId')} first)")
+    broken = sum(len(_browser(p).get("brokenAssets") or []) for p in pages)
+    if broken:
+        out.append(f"Fix {broken} broken asset(s) (failed requests or HTTP status >= 400)")
+    low = [p for p in pages if isinstance(_browser(p).get("accessibilityScore"), int)
+           and _browser(p)["accessibilityScore"] < 100]
+    if low:
+        out.append(f"Improve accessibility on {len(low)} page(s) (lowest score "
+                   f"{min(_browser(p)['accessibilityScore'] for p in low)}/100)")
+    errors = sum(1 for p in pages for c in _browser(p).get("consoleLogs") or [] if c.get("level") == "error")
+    if errors:
+        out.append(f"{errors} console error(s) while loading")
+    return out
 
 
 def _md_text(text: str) -> str:
@@ -351,8 +429,15 @@ def register(v: Verbs) -> None:
     p = v.add("audit", "audit pages: broken assets, console, accessibility, timing", audit,
               description="Audit pages into one report (broken assets, console, accessibility, timing, interactive "
                           "elements, screenshots): a summary, the report with --json, or it rendered with --format.")
-    p.add_argument("urls", nargs="+", metavar="URL", help="the pages (with --sitemap: one sitemap.xml)")
+    p.add_argument("urls", nargs="*", metavar="URL", help="the pages (with --sitemap: one sitemap.xml)")
     p.add_argument("--sitemap", action="store_true", help="the URL is a sitemap.xml: audit the pages it lists")
+    p.add_argument("--seaportal-report", metavar="FILE",
+                   help="audit the pages of a SeaPortal results file (a JSON array): those it says need a "
+                        "browser in the browser, the others from the file")
+    p.add_argument("--enrich-all", action="store_true",
+                   help="with --seaportal-report: audit every page in the browser")
+    p.add_argument("--sample-size", type=int, metavar="N",
+                   help="at most N pages of each template group (URLs that differ only in digits)")
     p.add_argument("--screenshot", action=argparse.BooleanOptionalAction, default=True,
                    help="take a screenshot of each page (the default; --screenshot=false for none)")
     p.add_argument("--network-monitor", action=argparse.BooleanOptionalAction, default=True,

@@ -194,7 +194,8 @@ def json_schema(schema: Schema) -> dict[str, Any]:
             props[key] = json_schema(nested)
             continue
         kind = next((t for cls, t in _TYPES.items() if isinstance(field, cls)), None)
-        props[key] = {"type": kind} if kind else {}
+        # A setting whose null means "decide for me" (server.cookieSecure) takes null as well.
+        props[key] = ({"type": [kind, "null"] if field.allow_none else kind}) if kind else {}
     return {"type": "object", "properties": props}
 
 

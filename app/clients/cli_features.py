@@ -1,7 +1,8 @@
 """The rest of the browser verbs: network, route, cookies, storage, state, clipboard, cache, record,
-set (emulation), frame, annotate, capture, download, upload, instance, activity, compare, scrape,
-session (and audit, from :mod:`app.clients.cli_audit`). Each is a thin client of one REST route
-(reference §1.11-§1.19, §7); most print the server's JSON, as the original does, and a few a terse line.
+set (emulation), frame, annotate, capture, download, upload, instance, activity, compare,
+session (and audit, from :mod:`app.clients.cli_audit`; scrape, from :mod:`app.clients.cli_scrape`).
+Each is a thin client of one REST route (reference §1.11-§1.19, §7); most print the server's JSON,
+as the original does, and a few a terse line.
 """
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import argparse
 import base64
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic
-from . import cli_audit
+from . import cli_audit, cli_scrape
 from .cli_output import table
 from .cli_verbs import Ctx, UsageError, Verb, Verbs, normalize_url, save
 
@@ -402,50 +404,43 @@ def compare(ctx: Ctx) -> None:
     ctx.out.json({"live": live, "staging": staging})
 
 
-def scrape(ctx: Ctx) -> None:
-    """POST /scrape."""
-    a = ctx.args
-    body: dict[str, Any] = {"url": normalize_url(a.url)}
-    for flag, key in (("max_pages", "maxPages"), ("concurrency", "concurrency")):
-        if getattr(a, flag) is not None:
-            body[key] = getattr(a, flag)
-    for flag in ("only", "include", "exclude"):  # comma-separated on the command line, lists in the API
-        if getattr(a, flag):
-            body[flag] = [part.strip() for part in getattr(a, flag).split(",") if part.strip()]
-    if a.preview:
-        body["preview"] = True
-    ctx.out.json(ctx.client.post("/scrape", body))
-
-
-def session(ctx: Ctx) -> None:
-    """Agent sessions (server mode): ``session info [id]``, ``session list``,
-    ``session create --agent-id A [--label L] [--print-token]``, ``session revoke <id>``."""
+def session(ctx: Ctx) -> int | None:
+    """Agent sessions, as the original's verbs: ``session create --agent-id A [--label L]`` prints the
+    token (``--json``: the whole answer), ``session info`` the session of ``$PINCHTAB_SESSION``
+    (``GET /sessions/me``; ``info <id>`` any session, ours), ``session list``, ``session revoke <id>``."""
     words = _words(ctx, "pinchtab session info [id] | list | create --agent-id A | revoke <id>")
     what, rest = words[0], words[1:]
     c = ctx.client
     if what == "info" and rest:
         ctx.out.json(c.get(f"/sessions/{rest[0]}"))
-    elif what == "info":  # who this CLI calls as, from here
-        ctx.out.json({"server": c.base_url, "agentId": ctx.opt("agent_id") or os.environ.get("PINCHTAB_AGENT_ID", ""),
-                      "session": bool(os.environ.get("PINCHTAB_SESSION")), "anonymous": ctx.anonymous,
-                      "currentTab": ctx.tabs.read() if ctx.anonymous else None})
+    elif what == "info":
+        if not os.environ.get("PINCHTAB_SESSION", "").strip():
+            print("Error: no session set\n   create one: export PINCHTAB_SESSION=$(pinchtab session create "
+                  "--agent-id <id>)", file=sys.stderr)
+            return 1
+        ctx.out.json(c.get("/sessions/me"))
     elif what == "list":
         ctx.out.json(c.get("/sessions"))
     elif what == "create":
         if not ctx.opt("agent_id"):
-            raise UsageError("pinchtab session create --agent-id <id> [--label L] [--print-token]")
+            raise UsageError("pinchtab session create --agent-id <id> [--label L] [--json]")
         body: dict[str, Any] = {"agentId": ctx.opt("agent_id")}
         if ctx.args.label:
             body["label"] = ctx.args.label
         reply = c.post("/sessions", body)
-        if ctx.args.print_token and not ctx.out.as_json:
-            ctx.out.value(reply.get("token", ""))
-        else:
+        if ctx.out.as_json:
             ctx.out.json(reply)
+            return None
+        if reply.get("status") != "active":
+            print(f"Error: session is {reply.get('status')}", file=sys.stderr)
+            return 1
+        # Just the token, for `export PINCHTAB_SESSION=$(pinchtab session create --agent-id A)`.
+        ctx.out.value(reply.get("sessionToken") or reply.get("token", ""))
     elif what == "revoke" and len(rest) == 1:
-        ctx.out.json(c.request("DELETE", f"/sessions/{rest[0]}").json())
+        ctx.out.json(c.post(f"/sessions/{rest[0]}/revoke"))
     else:
         raise UsageError("pinchtab session info [id] | list | create --agent-id A | revoke <id>")
+    return None
 
 
 def _words_verb(v: Verbs, name: str, summary: str, fn: Verb, choices: tuple[str, ...] = (), *,
@@ -544,17 +539,11 @@ def register(v: Verbs) -> None:
     p = v.add("compare", "audit a live and a staging URL side by side", compare)
     p.add_argument("live")
     p.add_argument("staging")
-    p = v.add("scrape", "crawl a site and extract its pages", scrape)
-    p.add_argument("url")
-    p.add_argument("--max-pages", type=int)
-    p.add_argument("--only")
-    p.add_argument("--include")
-    p.add_argument("--exclude")
-    p.add_argument("--concurrency", type=int)
-    p.add_argument("--preview", action="store_true")
+    cli_scrape.register(v)
     p = _words_verb(v, "session", "agent sessions: info|list|create|revoke", session,
                     ("info", "list", "create", "revoke"))
     p.add_argument("--label", help="create: a label")
-    p.add_argument("--print-token", action="store_true", help="create: print only the token")
+    p.add_argument("--print-token", action="store_true",
+                   help="create: print only the token (the default without --json; kept for older scripts)")
 
 

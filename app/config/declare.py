@@ -26,20 +26,28 @@ from marshmallow import EXCLUDE, Schema, fields, post_load
 
 _LOADER = "loader"  # the dataclass field metadata key holding its marshmallow field
 _DEFAULT = "default"  # ... and the default as declared (before loading: "~/x", a tuple)
+_KEY = "key"  # ... and its config key, when not the camelCase of its name
 # The HOME of the environment being loaded, so "~" follows an explicit env mapping
 # rather than whatever process happens to run the load.
 _home: ContextVar[str | None] = ContextVar("config_home", default=None)
 
 
-def setting(loader: fields.Field, default: Any, *, secret: bool = False) -> Any:
+def setting(loader: fields.Field, default: Any, *, secret: bool = False, key: str = "") -> Any:
     """A dataclass field loaded and checked by ``loader``; ``default`` when the input lacks it.
 
     The default is loaded through ``loader`` too (so ``"~/x"`` is expanded and a list becomes a
     tuple, as for any given value), afresh each time. ``secret`` keeps the value out of the
-    dataclass repr, which lands in logs and tracebacks too easily.
+    dataclass repr, which lands in logs and tracebacks too easily. ``key``: the config key where the
+    camelCase of the attribute's name is not it (the original spells some acronyms in capitals).
     """
     loader.load_default = lambda: loader.deserialize(default)
-    return dataclasses.field(metadata={_LOADER: loader, _DEFAULT: default}, repr=not secret)
+    meta = {_LOADER: loader, _DEFAULT: default, **({_KEY: key} if key else {})}
+    return dataclasses.field(metadata=meta, repr=not secret)
+
+
+def key_of(fld: dataclasses.Field[Any]) -> str:
+    """The config key of a section's field: its declared ``key``, else the camelCase of its name."""
+    return str(fld.metadata.get(_KEY) or camel(fld.name))
 
 
 def settings_of(section: type, prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -47,7 +55,7 @@ def settings_of(section: type, prefix: str = "") -> Iterator[tuple[str, Any]]:
     default as declared), e.g. ``("server.stateDir", "~/.pinchtab")``."""
     hints = typing.get_type_hints(section)
     for fld in dataclasses.fields(section):
-        key = prefix + camel(fld.name)
+        key = prefix + key_of(fld)
         if _LOADER in fld.metadata:
             yield key, fld.metadata[_DEFAULT]
         elif dataclasses.is_dataclass(hints[fld.name]):
@@ -79,7 +87,7 @@ def schema_for(section: type) -> type[Schema]:
     hints = typing.get_type_hints(section)
     declared: dict[str, Any] = {"section": section}
     for fld in dataclasses.fields(section):
-        key = camel(fld.name)
+        key = key_of(fld)
         if _LOADER in fld.metadata:
             loader: fields.Field = fld.metadata[_LOADER]
             loader.data_key = key

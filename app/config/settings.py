@@ -59,6 +59,14 @@ class ServerConfig:
     network_buffer_size: int = setting(Int(validate=validate.Range(min=1, max=10000)), 100)
     retain_network_bodies: bool = setting(fields.Boolean(), False)
     retain_network_body_max_bytes: int = setting(_positive(), 256 * 1024)
+    # Behind a reverse proxy: believe the X-Forwarded-For (the client address rate limits key on) and
+    # X-Forwarded-Proto (https: the login cookie is Secure) it adds, when the direct peer is one of
+    # gunicorn's forwarded_allow_ips (FORWARDED_ALLOW_IPS, default this machine). Off: every forwarded
+    # header is ignored, whoever sent it. PUT /api/config switches it live.
+    trust_proxy_headers: bool = setting(fields.Boolean(), False)
+    # The login cookie's Secure flag: true always (and a login over plain http is refused), false
+    # never, null (the default) when the request came over https.
+    cookie_secure: bool | None = setting(fields.Boolean(allow_none=True), None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -297,9 +305,14 @@ class SchedulerConfig:
     """``scheduler``: the server's bounded task queue (``/tasks``), fair between agents."""
 
     enabled: bool = setting(fields.Boolean(), False)
+    # The original's one strategy, and ours: agents take turns, each agent's tasks in order.
+    strategy: str = setting(fields.String(validate=validate.OneOf(("fair-fifo",))), "fair-fifo")
     max_queue_size: int = setting(_positive(), 1000)
     max_per_agent: int = setting(_positive(), 100)
     workers: int = setting(Int(validate=validate.Range(min=1, max=64)), 4)
+    max_batch_size: int = setting(Int(validate=validate.Range(min=1, max=1000)), 50)   # POST /tasks/batch
+    # How long a finished task's answer stays readable (GET /tasks/{id}); at most 1000 are kept either way.
+    result_ttl_sec: int = setting(_positive(), 300, key="resultTTLSec")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -329,6 +342,9 @@ class DashboardSessionsConfig:
     # How long after typing the token a login may make the changes that matter most (the config,
     # a shutdown, agent sessions).
     elevation_window_sec: int = setting(_positive(), 300)
+    # The original's switch: when true, a login must also have typed the token within the window to
+    # change the config or shut down; off, only the changes that widen what callers may do need it.
+    require_elevation: bool = setting(fields.Boolean(), False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
 
 from flask import Flask, Response, g
 
@@ -24,10 +23,9 @@ from .upstream import TabLocator, Upstream
 
 
 class _FrontDoor:
-    """WSGI in front of the token check, for the two things a browser cannot send a header for:
-    the dashboard's static files (public: they hold no data) and ``/api/events``, whose
-    ``EventSource`` can only pass ``?token=``. That token becomes the ``Authorization`` header,
-    so ``app.auth`` checks it (in constant time) like any other, and it leaves the query."""
+    """WSGI in front of the token check for the dashboard's static files: public, they hold no
+    data. (``/api/events``, which an ``EventSource`` reads without headers, takes the login cookie;
+    a ``?token=`` in the query is no credential, as in the original: URLs end up in logs.)"""
 
     def __init__(self, app: Any, public: Any) -> None:
         self.app = app
@@ -37,12 +35,6 @@ class _FrontDoor:
         path = environ.get("PATH_INFO", "")
         if path in ("/dashboard", "/login") or path.startswith("/dashboard/"):
             return self.public(environ, start_response)
-        if path == "/api/events" and "token=" in environ.get("QUERY_STRING", ""):
-            query = parse_qsl(environ["QUERY_STRING"], keep_blank_values=True)
-            token = next((v for k, v in query if k == "token"), "")
-            if token and not environ.get("HTTP_AUTHORIZATION"):
-                environ["HTTP_AUTHORIZATION"] = f"Bearer {token}"
-            environ["QUERY_STRING"] = urlencode([(k, v) for k, v in query if k != "token"])
         return self.app(environ, start_response)
 
 

@@ -25,9 +25,22 @@ from ..errors import BadRequest
 from ..files import write_atomic
 
 # Read by the server's own process on each use: multiInstance.allocationPolicy by the proxy,
-# scheduler limits by the task queue.
-LIVE = frozenset({"multiInstance.allocationPolicy", "scheduler.maxQueueSize", "scheduler.maxPerAgent"})
+# scheduler limits by the task queue, the proxy and cookie settings by auth and the login, the
+# elevation switch by this route.
+LIVE = frozenset({"multiInstance.allocationPolicy", "scheduler.maxQueueSize", "scheduler.maxPerAgent",
+                  "server.trustProxyHeaders", "server.cookieSecure", "sessions.dashboard.requireElevation"})
 SECRETS = frozenset({"server.token", "security.stateEncryptionKey", "browser.cdpUrl"})
+# What a dashboard login may change without typing the token again (unless
+# sessions.dashboard.requireElevation): how the server runs, not who may do what or what the
+# browser may reach. Every other key (security.*, browser.*, profiles.*, sessions.*, the access
+# lists of server.*, ...) needs an elevated login, as the original asks for its security keys.
+ROUTINE_PREFIXES = ("multiInstance.", "timeouts.", "instanceDefaults.", "scheduler.", "observability.")
+ROUTINE_KEYS = frozenset({"server.trustProxyHeaders", "server.cookieSecure", "server.networkBufferSize"})
+
+
+def needs_elevation(keys: list[str]) -> list[str]:
+    """The keys among ``keys`` a dashboard login may change only after typing the token again."""
+    return [k for k in keys if k not in ROUTINE_KEYS and not k.startswith(ROUTINE_PREFIXES)]
 
 
 def leaves(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -63,8 +76,10 @@ def check(current: Config, change: Mapping[str, Any]) -> tuple[Config, list[str]
                                  details={"field": dotted})
             raise BadRequest(f"unknown config key {dotted}", code="unknown_config_key", details={"field": dotted})
         if dotted in SECRETS and value != MASK:  # not even its own value: no oracle for guessing it
+            # The token has the original's code (its clients look for it); the other secrets ours.
             raise BadRequest(f"{dotted} is a secret: set it in the config file or the environment, not here",
-                             code="secret_not_settable", details={"field": dotted})
+                             code="token_write_only" if dotted == "server.token" else "secret_not_settable",
+                             details={"field": dotted})
     clean = _without_masks(change, known)
     merged = merge(current.to_dict(), clean)
     try:

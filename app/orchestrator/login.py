@@ -2,9 +2,12 @@
 
 The cookie holds a random login id, never the token; the table keeps only its hash. Each login
 carries a CSRF value (sent back in the login answer) and an elevation time: changes that matter
-most (the config, a shutdown, agent sessions) need the token typed again within the last minutes
-when they come from a cookie. Failed logins are rate-limited per client address, in the same count
-as wrong bearer tokens (``app.ratelimit``): both guess the one token.
+most (agent sessions, a shutdown, the config's security keys, every config change with
+``sessions.dashboard.requireElevation``) need the token typed again (``POST /api/auth/elevate``)
+within the last minutes when they come from a cookie. As in the original, logging in does not
+elevate: a cookie left in an unattended browser cannot make those changes on its own. Failed logins
+are rate-limited per client address, in the same count as wrong bearer tokens (``app.ratelimit``):
+both guess the one token.
 """
 from __future__ import annotations
 
@@ -55,11 +58,10 @@ class LoginStore:
         self._lock = threading.Lock()
 
     def create(self) -> tuple[str, Login]:
-        """A new login, elevated from the start (its token was just typed): (cookie value, login)."""
+        """A new login, not elevated: (cookie value, login)."""
         cookie = secrets.token_urlsafe(32)
         now = self._clock()
-        login = Login(digest=_digest(cookie), csrf=secrets.token_urlsafe(24), created=now, last_seen=now,
-                      elevated_until=now + self.elevation_s)
+        login = Login(digest=_digest(cookie), csrf=secrets.token_urlsafe(24), created=now, last_seen=now)
         with self._lock:
             self._sweep(now)
             if len(self._logins) >= MAX_LOGINS:  # the oldest browser signs in again

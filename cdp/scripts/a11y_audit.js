@@ -1,11 +1,12 @@
 // A deterministic accessibility check of the current document: a few rules that catch what most
 // hurts people using assistive technology (and agents reading the accessibility tree), each with
-// a count and up to three samples. Elements nobody can perceive (not rendered, aria-hidden) are
+// a count and up to five samples. Elements nobody can perceive (not rendered, aria-hidden) are
 // skipped. Evaluated in our isolated world, which shares the page's DOM.
+// The score is the original's: 100 less 10 per serious, 5 per moderate and 2 per minor instance,
+// floored at 0, so the same page scores the same against either server.
 (() => {
-  const SAMPLES = 3;
-  const WEIGHT = { serious: 5, moderate: 3, minor: 1 };   // points off per instance
-  const CAP = { serious: 25, moderate: 10, minor: 5 };      // most one rule may take off
+  const SAMPLES = 5;
+  const WEIGHT = { serious: 10, moderate: 5, minor: 2 };   // points off per instance
   const shown = (el) => el.getClientRects().length > 0 && !el.closest("[aria-hidden=true]");
   const text = (el) => (el.textContent || "").replace(/\s+/g, " ").trim();
   const labelledBy = (el) => (el.getAttribute("aria-labelledby") || "").split(/\s+/)
@@ -38,17 +39,27 @@
   rule("missing-label", "serious", all("input, select, textarea")
     .filter((el) => !["hidden", "submit", "button", "reset", "image"].includes((el.type || "").toLowerCase()))
     .filter((el) => !labelled(el)));
-  rule("empty-link", "serious", all("a[href]").filter((el) => !text(el) && !attrName(el)
+  rule("empty-link", "moderate", all("a[href]").filter((el) => !text(el) && !attrName(el)
     && !Array.from(el.querySelectorAll("img[alt]")).some((i) => i.alt.trim())));
-  rule("empty-button", "serious", all("button, [role=button], input[type=submit], input[type=button]")
+  rule("empty-button", "moderate", all("button, [role=button], input[type=submit], input[type=button]")
     .filter((el) => !text(el) && !attrName(el) && !(el.value || "").trim()
       && !Array.from(el.querySelectorAll("img[alt]")).some((i) => i.alt.trim())));
   if (!(document.documentElement.getAttribute("lang") || "").trim()) rule("missing-lang", "moderate", [document.documentElement]);
   if (!document.title.trim()) rule("missing-title", "moderate", [document.documentElement]);
+  // A heading more than one level below the one before it (h1 then h3) breaks the outline.
+  const skips = [];
+  let prev = 0;
+  document.querySelectorAll("h1, h2, h3, h4, h5, h6").forEach((h) => {
+    const level = Number(h.tagName[1]);
+    if (prev > 0 && level > prev + 1) skips.push(h);
+    prev = level;
+  });
+  rule("heading-skip", "minor", skips);
   const seen = new Map();
   document.querySelectorAll("[id]").forEach((el) => seen.set(el.id, (seen.get(el.id) || []).concat([el])));
   rule("duplicate-id", "minor", Array.from(seen.values()).filter((els) => els.length > 1).map((els) => els[1]));
 
-  const lost = findings.reduce((n, f) => n + Math.min(f.count * WEIGHT[f.severity], CAP[f.severity]), 0);
+  findings.sort((a, b) => (a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : 0));
+  const lost = findings.reduce((n, f) => n + f.count * WEIGHT[f.severity], 0);
   return { score: Math.max(0, 100 - lost), findings };
 })()

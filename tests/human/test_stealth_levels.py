@@ -119,3 +119,24 @@ def test_stealth_status_reports_the_script_hash_and_capabilities(browsers: dict[
     assert {"battery", "downlink-max", "canvas-noise", "audio-noise"} <= set(status["patchIds"])
     assert status["launchMode"] == "allocator" and status["headless"] is True
     assert "--enable-network-information-downlink-max" in status["launchFlags"]
+
+
+def test_full_offers_user_agent_data_on_plain_http_pages_where_light_stays_like_chrome(browsers: dict[str, Browser],
+                                                                                       site: Any) -> None:
+    expr = ("navigator.userAgentData ? JSON.stringify({brands: navigator.userAgentData.brands.length, "
+            "high: typeof navigator.userAgentData.getHighEntropyValues}) : null")
+
+    def hints(level: str) -> Any:
+        browser = browsers[level]
+        tab = browser.new_tab()
+        try:
+            tab.run(lambda: navigate(tab, urls(site)["plain"], timeout_s=10), 15)
+            return tab.run(lambda: tab.call("Runtime.evaluate", {"expression": expr, "returnByValue": True}),
+                           10)["result"].get("value")
+        finally:
+            browser.close_tab(tab.id)
+
+    # Chrome offers Client Hints to secure contexts only; detection pages served over http still
+    # look for them, so full (which accepts such trade-offs) offers them there too.
+    assert hints("light") is None
+    assert hints("full") == '{"brands":2,"high":"function"}'

@@ -26,6 +26,13 @@ def evaluate(client, expression):
 def test_default_stealth_passes_our_bot_detection_page(stealthy, site):
     status = stealthy.get("/stealth/status").json
     assert status["level"] == "light" and "--disable-blink-features=AutomationControlled" in status["launchFlags"]
+    # The user agent this browser was launched with is pinned by a flag, as the original reports it.
+    assert status["flags"]["globalUserAgent"] is True
+    assert any(f.startswith("--user-agent=") for f in status["launchFlags"])
+    caps = status["capabilities"]
+    assert all(caps[name] for name in ("functionToStringNative", "intlLocaleCoherent", "errorPrepareStackTraceNative",
+                                       "navigatorOverridesAbsent", "userAgentDataVersionCoherent"))
+    assert not caps["iframeIsolation"] and not caps["errorStackSanitized"]  # medium and full only
     nav(stealthy, site.url("bot_detect.html"))
     from support.waits import wait_until
 

@@ -39,6 +39,16 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data)
             return None
+        if url.path.endswith(".xml") and (PAGES / url.path.lstrip("/")).is_file():
+            # A sitemap names absolute URLs: "{origin}" in one stands for this server as it was reached.
+            raw = (PAGES / url.path.lstrip("/")).read_text(encoding="utf-8")
+            data = raw.replace("{origin}", f"http://{self.headers.get('Host', '')}").encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return None
         if url.path == "/headers":
             # The request's headers as this server got them (to see what interception changed).
             data = "".join(f"{k}: {v}\n" for k, v in self.headers.items()).encode()

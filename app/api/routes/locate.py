@@ -6,9 +6,9 @@ from typing import Any
 
 from flask import Response, jsonify
 
-from cdp import content, frame_scope, selectors, snapshot as snap, waits
+from cdp import content, frame_scope, node_boxes, selectors, snapshot as snap, waits
 from cdp.errors import BadSelector
-from cdp.find import match
+from cdp.find import match, position_hint
 from cdp.navigation import page_info
 from cdp.tab import Tab
 
@@ -63,7 +63,13 @@ def locate(tab: Tab, req: dict[str, Any]) -> dict[str, Any]:
                 "threshold": req["threshold"], "latency_ms": round((time.perf_counter() - started) * 1000, 3),
                 "element_count": len(seen)}
     nodes = snap.take(tab, filter="interactive", details=True, root=selectors.snapshot_root(tab))
-    return match(nodes, query, top_k=req["topK"], threshold=req["threshold"], explain=req["explain"])
+    positions = None
+    if position_hint(query, nodes):
+        # "top button": where the elements are on screen (one script call per frame), visible ones only.
+        positions = {ref: (b["box"]["x"] + b["box"]["width"] / 2, b["box"]["y"] + b["box"]["height"] / 2)
+                     for ref, b in node_boxes.boxes(tab, nodes).items() if b["visible"]}
+    return match(nodes, query, top_k=req["topK"], threshold=req["threshold"], explain=req["explain"],
+                 positions=positions)
 
 
 @tab_route(bp, "/wait", methods=["POST"])

@@ -1,6 +1,7 @@
 """Navigation: /navigate, /back, /forward, /reload."""
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -11,17 +12,21 @@ from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
 from cdp.tab import Tab
 
 from ...config.settings import InstanceDefaultsConfig
+from ...errors import APIError
 from ...openapi import Blueprint, tab_route
+from .. import idpi_hooks
 from ..engines import check_engine
 from ..responses import PageInfoResponse
-from ..schemas import NavigateSchema, TabQuerySchema
+from ..schemas import HistoryQuerySchema, NavigateSchema
 from .common import caller, check_url, on_tab, state, tab
 
 bp = Blueprint("navigation", __name__)
+log = logging.getLogger(__name__)
 NEW_TAB_TIMEOUT_S = 30.0
 MAX_TIMEOUT_S = 120.0
 MAX_WAIT_TITLE_S = 30.0
 BANNER_S = 2.0  # what dismissBanners may add to a navigation, at most
+LEAVE_S = 5.0   # leaving a page a refused redirect reached, at most
 
 
 @tab_route(bp, "/navigate", methods=["POST"])
@@ -63,10 +68,13 @@ def _navigate(req: dict[str, Any], tab_id: str | None) -> Response:
         fresh = True
         if req.get("timeout") is None:
             timeout_s = min(timeout_s, NEW_TAB_TIMEOUT_S)
-    def run(t: Tab) -> dict[str, str]:
+    def load(t: Tab) -> tuple[dict[str, str], list[str]]:
         t.intercept.block(blocks)  # before the first request of the page
         info = navigation.navigate(t, url, timeout_s=timeout_s, wait_for=req["waitFor"],
                                    wait_selector=req["waitSelector"])
+        return info, t.network.document_hops(t.main_frame_id or t.id)
+
+    def settle(t: Tab, info: dict[str, str]) -> dict[str, str]:
         if wait_title_s and navigation.wait_title(t, wait_title_s):
             info = navigation.page_info(t)
         if req["dismissBanners"] and navigation.dismiss_banners(t):
@@ -74,9 +82,20 @@ def _navigate(req: dict[str, Any], tab_id: str | None) -> Response:
         return info
 
     try:
-        info = target.run(lambda: run(target), timeout_s + wait_title_s + BANNER_S + 2)
+        info, hops = target.run(lambda: load(target), timeout_s + 2)
+        if len(hops) > 1:
+            # Where its redirects took it, judged as a navigation there would be (app.navigation_policy),
+            # before anything more of the page is read or clicked.
+            try:
+                idpi_hooks.record(st.navigation.check_redirects(hops))
+            except APIError:
+                if not fresh:
+                    _leave(target)  # a tab we keep: off the page it was sent to
+                raise
+        if wait_title_s or req["dismissBanners"]:
+            info = target.run(lambda: settle(target, info), wait_title_s + BANNER_S + 2)
     except Exception:
-        if fresh:  # a tab we opened for a navigation that failed is closed again
+        if fresh:  # a tab we opened for a navigation that failed (or was refused) is closed again
             browser = st.browser
             try:
                 if browser is not None:
@@ -87,15 +106,31 @@ def _navigate(req: dict[str, Any], tab_id: str | None) -> Response:
     return jsonify({"tabId": target.id, **info})
 
 
+def _leave(target: Tab) -> None:
+    """After a refused redirect: the tab goes to about:blank (best effort, bounded)."""
+    try:
+        target.run(lambda: target.call("Page.navigate", {"url": "about:blank"}), LEAVE_S)
+    except Exception as exc:  # the tab is busy or gone: it stays as it is, and the refusal still stands
+        log.info("tab %s: could not leave the page a refused redirect reached: %s", target.id[:8], exc)
+
+
 def _history(req: dict[str, Any], step: Callable[[Tab, float], dict[str, Any]]) -> Response:
     target = tab(req.get("tabId"))
     timeout_s = state().config.timeouts.navigate_sec
-    info = on_tab(target, lambda t: step(t, timeout_s), timeout_s + 2)
+
+    def run(t: Tab) -> dict[str, Any]:
+        info = step(t, timeout_s)
+        # A reload shows the banner again; back and forward may land on a page that has one.
+        if req["dismissBanners"] and navigation.dismiss_banners(t):
+            info = navigation.page_info(t)
+        return info
+
+    info = on_tab(target, run, timeout_s + BANNER_S + 2)
     return jsonify({"tabId": target.id, **info})
 
 
 @tab_route(bp, "/back", methods=["POST"])
-@bp.arguments(TabQuerySchema, location="query")
+@bp.arguments(HistoryQuerySchema, location="query")
 @bp.response(200, PageInfoResponse)
 def back(req: dict[str, Any], tab_id: str | None) -> Response:
     """Go back in the tab's history."""
@@ -103,7 +138,7 @@ def back(req: dict[str, Any], tab_id: str | None) -> Response:
 
 
 @tab_route(bp, "/forward", methods=["POST"])
-@bp.arguments(TabQuerySchema, location="query")
+@bp.arguments(HistoryQuerySchema, location="query")
 @bp.response(200, PageInfoResponse)
 def forward(req: dict[str, Any], tab_id: str | None) -> Response:
     """Go forward in the tab's history."""
@@ -111,7 +146,7 @@ def forward(req: dict[str, Any], tab_id: str | None) -> Response:
 
 
 @tab_route(bp, "/reload", methods=["POST"])
-@bp.arguments(TabQuerySchema, location="query")
+@bp.arguments(HistoryQuerySchema, location="query")
 @bp.response(200, PageInfoResponse)
 def reload(req: dict[str, Any], tab_id: str | None) -> Response:
     """Reload the tab."""

@@ -1,5 +1,5 @@
 """The tab's network: its captured requests (GET /network, /network/{requestId}, the streams, the
-HAR export, POST /network/clear) and request interception (GET|POST|DELETE /network/route).
+HAR and NDJSON exports, POST /network/clear) and request interception (GET|POST|DELETE /network/route).
 
 Capture runs from each tab's creation (cdp/network.py); these routes read its ring from the request
 thread, so a busy tab still answers. Interception is off unless ``security.allowNetworkIntercept``;
@@ -57,6 +57,23 @@ def _end_streams_on_shutdown(setup: BlueprintSetupState) -> None:
 
 
 # --- what the routes take ------------------------------------------------------------------------
+def _format_field() -> fields.String:
+    """``format``: checked by the view (:func:`_export_format`), so that another name is answered with
+    the original's ``unknown_format`` and the list of formats."""
+    return fields.String(load_default="har", metadata={
+        "enum": list(har.FORMATS), "description": "har (a HAR 1.2 document) or ndjson (one HAR entry a line); "
+                                                  "another name: 400 unknown_format with the available list"})
+
+
+def _export_format(name: str) -> str:
+    """``name`` as a known export format (any case); raises 400 ``unknown_format`` listing them."""
+    fmt = name.strip().lower()
+    if fmt not in har.FORMATS:
+        raise BadRequest(f"unknown export format {name[:40]!r}; available: {', '.join(har.FORMATS)}",
+                         code="unknown_format", details={"field": "format"}, available=list(har.FORMATS))
+    return fmt
+
+
 class NetworkFilterSchema(Loose, TabIdMixin):
     filter = fields.String(load_default="", metadata={"description": "a substring of the URL"})
     method = fields.String(load_default="", validate=validate.Length(max=16))
@@ -90,7 +107,7 @@ class NetworkExportQuerySchema(NetworkQuerySchema):
     body = fields.Boolean(load_default=False, metadata={"description": "include response bodies"})
     redact = fields.Boolean(load_default=True,
                             metadata={"description": "false: keep cookies and authorization headers"})
-    format = fields.String(load_default="har", validate=validate.OneOf(("har",)))
+    format = _format_field()
     output = fields.String(load_default="", validate=validate.OneOf(("", "json", "file")))
     path = fields.String(load_default="", metadata={"description": "with output=file: where, in the state dir"})
 
@@ -101,7 +118,7 @@ class NetworkExportStreamQuerySchema(NetworkFilterSchema):
                          metadata={"description": "where the HAR is written, in the state dir"})
     body = fields.Boolean(load_default=False)
     redact = fields.Boolean(load_default=True)
-    format = fields.String(load_default="har", validate=validate.OneOf(("har",)))
+    format = _format_field()
 
 
 class NetworkClearQuerySchema(Loose):
@@ -369,21 +386,33 @@ def _har_entries(target: Tab, entries: list[dict[str, Any]], *, with_bodies: boo
 
 @tab_route(bp, "/network/export", methods=["GET"])
 @bp.arguments(NetworkExportQuerySchema, location="query")
+@bp.alt_response(200, content_type="application/x-ndjson", schema=TEXT,
+                 description="format=ndjson: one HAR entry a line")
 @bp.response(200, {"anyOf": [{"type": "object", "required": ["log"], "properties": {"log": {"type": "object"}}},
                              SavedExportResponse]},
              description="HAR 1.2 ({log: {version, creator, pages, entries}}), or where it was written (output=file)")
 def network_export(req: dict[str, Any], tab_id: str | None) -> Response:
-    """The tab's captured requests as a HAR 1.2 document (credentials redacted unless redact=false)."""
+    """The tab's captured requests as a HAR 1.2 document or as NDJSON (format=ndjson: one HAR entry a
+    line), credentials redacted unless redact=false; with output=file, written to the state dir."""
+    fmt = _export_format(req["format"])
     target = tab(req.get("tabId"))
     state_dir = state().config.server.state_dir
-    target_file = (files.output_file(state_dir, req["path"], f"exports/network-{files.stamp()}.har")
+    ctype, ext = har.FORMATS[fmt]
+    target_file = (files.output_file(state_dir, req["path"], f"exports/network-{files.stamp()}{ext}")
                    if req["output"] == "file" else None)
     entries = _limited(target.network.entries(_matcher(req)), req["limit"])
-    doc = har.document(_har_entries(target, entries, with_bodies=req["body"], redact=req["redact"]))
-    if target_file is None:
-        return jsonify(doc)
-    size = files.write_atomic(target_file, json.dumps(doc, ensure_ascii=False).encode(), what="the HAR export")
-    return jsonify({**files.saved(target_file, size, "har"), "entries": len(entries)})
+    converted = _har_entries(target, entries, with_bodies=req["body"], redact=req["redact"])
+    if fmt == "ndjson":
+        data = har.ndjson(converted).encode()
+        if target_file is None:
+            return Response(data, content_type=ctype)
+    else:
+        doc = har.document(converted)
+        if target_file is None:
+            return jsonify(doc)
+        data = json.dumps(doc, ensure_ascii=False).encode()
+    size = files.write_atomic(target_file, data, what=f"the {fmt.upper()} export")
+    return jsonify({**files.saved(target_file, size, fmt), "entries": len(entries)})
 
 
 @tab_route(bp, "/network/export/stream", methods=["GET"])
@@ -392,11 +421,14 @@ def network_export(req: dict[str, Any], tab_id: str | None) -> Response:
              description="event: export, data: {entries, url} per request written; then event: done, data: "
                          "{entries, path?, reason} once the HAR file is written (when it holds any entry)")
 def network_export_stream(req: dict[str, Any], tab_id: str | None) -> Response:
-    """Record the tab's requests as they finish into a HAR file, reporting each as a Server-Sent Event."""
+    """Record the tab's requests as they finish into a HAR (or NDJSON) file, reporting each as a
+    Server-Sent Event."""
+    fmt = _export_format(req["format"])
     target = tab(req.get("tabId"))
-    path = files.output_file(state().config.server.state_dir, req["path"], "exports/network.har")
+    path = files.output_file(state().config.server.state_dir, req["path"], f"exports/network{har.FORMATS[fmt][1]}")
     collected: list[dict[str, Any]] = []
     keep = _matcher(req)
+    what = f"the {fmt.upper()} export"
 
     def on_entry(e: dict[str, Any]) -> Iterator[str]:
         if len(collected) >= MAX_STREAM_ENTRIES:
@@ -408,12 +440,13 @@ def network_export_stream(req: dict[str, Any], tab_id: str | None) -> Response:
     def on_end(reason: str) -> Iterator[str]:
         done: dict[str, Any] = {"entries": len(collected), "reason": reason}
         if collected:
-            data = json.dumps(har.document(collected), ensure_ascii=False).encode()
+            text = har.ndjson(collected) if fmt == "ndjson" else json.dumps(har.document(collected),
+                                                                               ensure_ascii=False)
             try:
-                files.write_atomic(path, data, what="the HAR export")
+                files.write_atomic(path, text.encode(), what=what)
                 done["path"] = str(path)
             except OSError as exc:
-                done["error"] = f"could not write the HAR export: {exc.strerror or exc}"
+                done["error"] = f"could not write {what}: {exc.strerror or exc}"
         yield _sse("done", done)
 
     return _stream(target, keep, on_entry, on_end)

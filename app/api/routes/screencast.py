@@ -10,13 +10,17 @@ only one that writes frames; a shutdown closes every cast within a second.
 Messages, JSON text: first ``{"type": "start", "tabId", "format", "maxWidth", "maxHeight", "fps"}``,
 then ``{"type": "frame", "tabId", "seq", "format", "data": <base64 image>, "metadata": {...},
 "dropped": <frames this viewer lost so far>}`` per frame (``metadata`` is CDP's: offsetTop,
-pageScaleFactor, deviceWidth, deviceHeight, scrollOffsetX, scrollOffsetY, timestamp). The
-server closes with 1001 when the tab closes or the server stops. What the client sends is ignored.
+pageScaleFactor, deviceWidth, deviceHeight, scrollOffsetX, scrollOffsetY, timestamp). Chrome
+draws a frame only when the page changes, so on a still page the last frame is sent again every
+REPEAT_S (``"repeat": true``, the same ``seq``): a viewer that joins or waits sees the cast is alive,
+as the original's polled frames show it. The server closes with 1001 when the tab closes or the
+server stops. What the client sends is ignored.
 """
 from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any
 
 from flask import Blueprint as FlaskBlueprint
@@ -25,7 +29,7 @@ from flask.blueprints import BlueprintSetupState
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
-from cdp.screencast import Viewer, cast_of
+from cdp.screencast import CastFrame, Viewer, cast_of
 from cdp.tab import Tab
 
 from ...debug.sockets import CLOSE_GRACE_S, ServedSocket
@@ -41,6 +45,7 @@ socket_bp = FlaskBlueprint("screencast_socket", __name__)
 sock = Sock()
 
 IDLE_WAKE_S = 5.0      # the connection thread looks at its state at least this often
+REPEAT_S = 1.0         # a still page's last frame goes out again this often (never above the viewer's fps)
 SEND_TIMEOUT_S = 15.0  # a viewer that takes no frame for this long is dropped
 RETRY_AFTER_S = 5
 _CASTS = "pinchtab.screencasts"
@@ -143,15 +148,22 @@ class Connection(ServedSocket):
             ws.send(json.dumps({"type": "start", "tabId": self.tab.id, "format": cast.params.get("format"),
                                 "maxWidth": cast.params.get("maxWidth"), "maxHeight": cast.params.get("maxHeight"),
                                 "fps": self.fps}))
+            last: CastFrame | None = None
+            sent_at = time.monotonic()
+            repeat_s = max(REPEAT_S, 1.0 / self.fps)
             while ws.connected and self.closing is None:
-                ws.event.wait(IDLE_WAKE_S)
+                due = IDLE_WAKE_S if last is None else sent_at + repeat_s - time.monotonic()
+                ws.event.wait(min(IDLE_WAKE_S, max(0.0, due)))
                 ws.event.clear()
                 while ws.receive(timeout=0) is not None:
                     pass  # nothing to hear from a viewer; reading keeps its pings answered
-                for frame in self.viewer.take():
-                    ws.send(json.dumps({"type": "frame", "tabId": self.tab.id, "seq": frame.seq,
-                                        "format": frame.format, "data": frame.data, "metadata": frame.metadata,
-                                        "dropped": self.viewer.dropped}))
+                fresh = self.viewer.take()
+                for frame in fresh:
+                    self._send(frame)
+                    last, sent_at = frame, time.monotonic()
+                if not fresh and last is not None and time.monotonic() - sent_at >= repeat_s:
+                    self._send(last, repeat=True)
+                    sent_at = time.monotonic()
                 if self.viewer.ended is not None and self.closing is None:
                     self.closing = (1001, self.viewer.ended)
             if self.closing is not None and ws.connected:
@@ -166,6 +178,13 @@ class Connection(ServedSocket):
             ws.thread.join(CLOSE_GRACE_S)
             if ws.thread.is_alive():
                 self._drop()
+
+    def _send(self, frame: CastFrame, repeat: bool = False) -> None:
+        msg: dict[str, Any] = {"type": "frame", "tabId": self.tab.id, "seq": frame.seq, "format": frame.format,
+                               "data": frame.data, "metadata": frame.metadata, "dropped": self.viewer.dropped}
+        if repeat:
+            msg["repeat"] = True
+        self.ws.send(json.dumps(msg))
 
 
 @bp.route("/screencast/tabs", methods=["GET"])

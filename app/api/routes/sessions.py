@@ -4,20 +4,25 @@ A session token is what an operator hands an agent instead of the token: with
 ``Authorization: Session <token>`` the agent reaches the browser API as its own agent (the
 server forwards its id to the instance as ``X-Agent-Id``), and loses access when the session is
 revoked. The server keeps its own sessions; it does not forward these routes.
+
+The original's shapes: ``POST /sessions`` answers ``sessionToken`` and ``status`` (``token`` too,
+our earlier name), ``GET /sessions/me`` is the caller's own session (a session token only: a
+bearer token or a login there is 401 ``session_auth_required``), and ``POST /sessions/{id}/revoke``
+revokes, a session its own only (another one is 403). ``DELETE /sessions/{id}`` is ours.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask, Response, current_app, jsonify
+from flask import Flask, Response, current_app, g, jsonify
 
 from ... import auth
 from ...auth import require_admin
 from ...config import Config
-from ...errors import APIError, NotFound, disabled
+from ...errors import APIError, Forbidden, NotFound, Unauthorized, disabled
 from ...openapi import Blueprint
 from ...sessions import AgentSessions, SessionLimit
-from ..responses import SessionCreatedResponse, SessionRecord, SessionRevokedResponse
+from ..responses import SessionCreatedResponse, SessionRecord, SessionRevokedResponse, StatusResponse
 from ..schemas import SessionCreateSchema
 
 bp = Blueprint("sessions", __name__)
@@ -53,7 +58,7 @@ def create_session(req: dict[str, Any]) -> tuple[Response, int]:
         session, token = table().create(req["agentId"], req["label"], req["ttlSec"], req["idleSec"])
     except SessionLimit as exc:
         raise APIError(str(exc), status=429, code="too_many_sessions") from None
-    return jsonify({**session.record(), "token": token}), 201
+    return jsonify({**session.record(), "sessionToken": token, "token": token}), 201
 
 
 @bp.get("/sessions")
@@ -62,6 +67,19 @@ def list_sessions() -> Response:
     """Live sessions (never their tokens)."""
     require_admin("list agent sessions", elevated=False)
     return jsonify([s.record() for s in table().list()])
+
+
+@bp.get("/sessions/me")
+@bp.response(200, SessionRecord)
+def my_session() -> Response:
+    """The caller's own session: for a session token only (what ``pinchtab session info`` shows)."""
+    if g.get("auth") != "session":
+        raise Unauthorized("this route is for agent sessions: send 'Authorization: Session <token>'",
+                           code="session_auth_required")
+    session = table().get(g.agent_session.id)
+    if session is None:  # revoked between the token check and here
+        raise Unauthorized("bad, expired or revoked session token", code="bad_session")
+    return jsonify(session.record())
 
 
 @bp.get("/sessions/<session_id>")
@@ -79,7 +97,26 @@ def get_session(session_id: str) -> Response:
 @bp.response(200, SessionRevokedResponse)
 def revoke_session(session_id: str) -> Response:
     """Revoke a session: its token stops working at once."""
-    require_admin("revoke agent sessions")
+    _revoke(session_id)
+    return jsonify({"status": "revoked", "id": session_id})
+
+
+@bp.post("/sessions/<session_id>/revoke")
+@bp.response(200, StatusResponse)
+def revoke_session_as_the_original(session_id: str) -> Response:
+    """Revoke a session (the original's form); a session token may revoke its own only."""
+    _revoke(session_id)
+    return jsonify({"status": "ok"})
+
+
+def _revoke(session_id: str) -> None:
+    """The operator revokes any session (a login after typing the token again); an agent session
+    only itself: it may give up its own access, never end another agent's."""
+    mine = g.get("agent_session") if g.get("auth") == "session" else None
+    if mine is not None:
+        if session_id != mine.id:
+            raise Forbidden("an agent session may revoke its own session only", code="session_forbidden")
+    else:
+        require_admin("revoke agent sessions")
     if not table().revoke(session_id):
         raise NotFound(f"no live session {session_id!r}", code="session_not_found")
-    return jsonify({"status": "revoked", "id": session_id})

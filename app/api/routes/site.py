@@ -13,16 +13,20 @@ from cdp import page_metrics
 from cdp.navigation import page_info
 from cdp.tab import Tab
 
+from ... import netguard
+from ...errors import APIError, BadRequest
 from ...openapi import Blueprint, tab_route
+from .. import audit_plan, site_audit
 from .. import scrape as scraping
-from .. import site_audit
+from ..engines import check_engine
 from ..schemas import Loose, Strict, TabIdMixin
 from .common import check_url, on_tab, state, tab
 
 bp = Blueprint("site", __name__)
 
 MAX_AUDIT_URLS = 50
-_URL = fields.String(required=True, validate=validate.Length(min=1, max=8192), error_messages={"required": "url required"})
+_URL = fields.String(required=True, validate=validate.Length(min=1, max=8192),
+                     error_messages={"required": "url required"})
 
 
 # --- requests ------------------------------------------------------------------------------------
@@ -35,6 +39,8 @@ class AuditOptionsSchema(Strict):
     a11y = fields.Boolean(load_default=True)
     timing = fields.Boolean(load_default=True)
     elements = fields.Boolean(load_default=True)
+    security = fields.Boolean(load_default=True, metadata={
+        "description": "rule-based security findings (insecure password forms, mixed content, ...)"})
 
 
 class AuditPageSchema(Loose):
@@ -46,14 +52,25 @@ class AuditSchema(Loose):
     urls = fields.List(fields.String(validate=validate.Length(min=1, max=8192)),
                        validate=validate.Length(min=1, max=MAX_AUDIT_URLS))
     sitemapUrl = fields.String(validate=validate.Length(min=1, max=8192))
+    seaportalResults = fields.Raw(metadata={"description": "a SeaPortal results file's content: a JSON array of its "
+                                                           "per-page results; pages whose profile.browserRecommended "
+                                                           "is false are reported from it without a browser"})
+    seaportalFile = fields.String(validate=validate.Length(max=4096),
+                                  metadata={"description": "where the caller read seaportalResults from; only echoed "
+                                                           "in the report's input"})
+    enrichAll = fields.Boolean(load_default=False,
+                               metadata={"description": "audit every SeaPortal page in the browser"})
+    sampleSize = fields.Integer(load_default=0, validate=validate.Range(min=0, max=1000),
+                                metadata={"description": "at most this many pages of each template group (URLs that "
+                                                         "differ only in digits); 0: all"})
     maxPages = fields.Integer(load_default=20, validate=validate.Range(min=1, max=MAX_AUDIT_URLS))
     concurrency = fields.Integer(load_default=2, validate=validate.Range(min=1, max=4))
     options = fields.Nested(AuditOptionsSchema, load_default=lambda: AuditOptionsSchema().load({}))
 
     @validates_schema
     def _a_source(self, data: dict[str, Any], **kwargs: Any) -> None:
-        if not data.get("urls") and not data.get("sitemapUrl"):
-            raise ValidationError("urls or sitemapUrl required", "urls")
+        if not data.get("urls") and not data.get("sitemapUrl") and data.get("seaportalResults") is None:
+            raise ValidationError("urls, sitemapUrl, or seaportalResults required", "urls")
 
 
 class ScrapeSchema(Loose):
@@ -67,10 +84,14 @@ class ScrapeSchema(Loose):
     only = fields.List(fields.String(validate=validate.Length(min=1, max=8192)), load_default=list,
                        validate=validate.Length(max=100))
     concurrency = fields.Integer(load_default=2, validate=validate.Range(min=1, max=4))
-    preview = fields.Boolean(load_default=False)
-    enrichAll = fields.Boolean(load_default=False)   # every page is rendered unless noBrowser: accepted as is
-    noBrowser = fields.Boolean(load_default=False)
+    preview = fields.Boolean(load_default=False, metadata={
+        "description": "an outline: routing verdicts, charCount and a snippet per page; no rendering, no Markdown"})
+    enrichAll = fields.Boolean(load_default=False, metadata={
+        "description": "render every page in the browser (but 404s), whatever its verdict"})
+    noBrowser = fields.Boolean(load_default=False, metadata={
+        "description": "HTTP only: the verdicts are recorded, nothing is rendered"})
     timeoutSeconds = fields.Integer(load_default=120, validate=validate.Range(min=5, max=600))
+    browser = fields.String(validate=validate.Length(max=64))
 
 
 class SiteTabQuerySchema(Loose, TabIdMixin):
@@ -124,16 +145,25 @@ class PageAuditResponse(Schema):
     brokenAssets = fields.List(fields.Dict())
     interactiveElements = fields.List(fields.Dict())
     timingMetrics = fields.Dict()
+    securityFindings = fields.List(fields.Nested(lambda: SecurityFinding()))
+
+
+class SecurityFinding(Schema):
+    ruleId = fields.String()
+    severity = fields.String(metadata={"description": "info, low, medium, high or critical"})
+    detail = fields.String()
+    url = fields.String()
 
 
 class AuditReportResponse(Schema):
     schemaVersion = fields.String()
     generatedAt = fields.String()
-    input = fields.Dict()
-    options = fields.Dict()
-    pages = fields.List(fields.Dict())
-    summaryScore = fields.Integer()
-    recommendations = fields.List(fields.String())
+    input = fields.Dict(metadata={"description": "urls, sitemapUrl, or seaportalFormat (+ seaportalFile)"})
+    options = fields.Dict(metadata={"description": "sampleSize, screenshot, networkMonitor, concurrency (those set)"})
+    pages = fields.List(fields.Dict(), metadata={"description": "url, title, error, screenshot, securityFindings, "
+                                                               "seaportal, browser{...}"})
+    summaryScore = fields.Integer(metadata={"description": "mean accessibility score of the pages audited"})
+    securityFindings = fields.List(fields.Nested(SecurityFinding))
 
 
 class ScrapeReportResponse(Schema):
@@ -251,22 +281,65 @@ def audit_page(req: dict[str, Any]) -> Response:
 @bp.arguments(AuditSchema)
 @bp.response(200, AuditReportResponse)
 def audit(req: dict[str, Any]) -> Response:
-    """Audit several pages (``urls``, and those a ``sitemapUrl`` lists, up to ``maxPages``),
-    ``concurrency`` at a time, into one report with a summary score and recommendations."""
+    """Audit several pages into one report: ``urls``, the pages a ``sitemapUrl`` lists (up to
+    ``maxPages``), or a SeaPortal report's pages (``seaportalResults``: those it says need a browser,
+    every one with ``enrichAll``); ``sampleSize`` keeps at most that many pages of each template
+    group. ``concurrency`` pages at a time; 400 ``no_urls`` when the sources list no page."""
     st = state()
+    options = req["options"]
+    plan, source = _audit_plan(req)
+    if not plan:
+        raise site_audit.nothing_to_audit()
+    if any(p.enrich and not p.refused for p in plan):
+        st.ensure()
+    entries = site_audit.run_plan(st, plan, options, req["concurrency"])
+    # The original leaves out what is off (Go's omitempty): a consumer diffing reports sees the same keys.
+    run_options: dict[str, Any] = {"sampleSize": req["sampleSize"], "screenshot": options["screenshot"],
+                                   "networkMonitor": options["network"], "concurrency": req["concurrency"]}
+    return jsonify(site_audit.site_report(entries, source, {k: v for k, v in run_options.items() if v}))
+
+
+def _audit_plan(req: dict[str, Any]) -> tuple[list[site_audit.PlannedPage], dict[str, Any]]:
+    """The pages the audit visits, in order, and the report's ``input``."""
+    st = state()
+    if req.get("seaportalResults") is not None:
+        try:
+            pages = audit_plan.parse_seaportal(req["seaportalResults"])
+        except audit_plan.BadSeaportalReport as exc:
+            raise BadRequest(str(exc), code="bad_seaportal_report", details={"field": "seaportalResults"}) from None
+        by_url = {p.url: p for p in pages}
+        plan = []
+        for url in audit_plan.sample_pages([p.url for p in pages], req["sampleSize"]):
+            page = by_url[url]
+            item = site_audit.PlannedPage(url, enrich=page.browser_recommended or req["enrichAll"], seaportal=page)
+            if item.enrich:
+                # A page of someone else's report: one the policy refuses is an entry with an error, not the run's end.
+                try:
+                    item.url = st.navigation.check(url, "seaportalResults").url
+                except APIError as exc:
+                    item.refused = f"navigation refused: {exc.message}"
+            plan.append(item)
+        source: dict[str, Any] = {"seaportalFormat": audit_plan.SEAPORTAL_FORMAT}
+        if req.get("seaportalFile"):
+            source["seaportalFile"] = req["seaportalFile"]
+        return plan, source
     urls = [check_url(u, "urls") for u in req.get("urls", [])]
-    source: dict[str, Any] = {"urls": urls} if urls else {}
-    st.ensure()
+    source = {"urls": urls} if urls else {}
     if req.get("sitemapUrl"):
         sitemap = check_url(req["sitemapUrl"], "sitemapUrl")
         source["sitemapUrl"] = sitemap
-        listed = [check_url(u, "sitemapUrl") for u in site_audit.sitemap_urls(st, sitemap, req["maxPages"])]
-        urls += [u for u in listed if u not in urls][: max(0, req["maxPages"] - len(urls))]
-    options = req["options"]
-    pages = site_audit.audit_site(st, urls, options, req["concurrency"])
-    return jsonify(site_audit.site_report(pages, source, {"screenshot": options["screenshot"],
-                                                          "networkMonitor": options["network"],
-                                                          "concurrency": req["concurrency"]}))
+        st.ensure()
+        urls += [check_url(u, "sitemapUrl") for u in site_audit.sitemap_urls(st, sitemap)]
+    planned = audit_plan.sample_pages(urls, req["sampleSize"])
+    # maxPages bounds what a sitemap adds; pages named in urls are all kept.
+    named = set(source.get("urls", []))
+    room = max(0, req["maxPages"] - len(named))
+    kept = []
+    for url in planned:
+        if url in named or room > 0:
+            room -= url not in named
+            kept.append(url)
+    return [site_audit.PlannedPage(u) for u in kept], source
 
 
 @bp.route("/scrape", methods=["POST"])
@@ -274,10 +347,17 @@ def audit(req: dict[str, Any]) -> Response:
 @bp.response(200, ScrapeReportResponse)
 def scrape(req: dict[str, Any]) -> Response:
     """Crawl a site from ``url`` (same origin, ``maxPages``, include/exclude path globs) and keep
-    each page as Markdown with its title, meta tags, JSON-LD and link counts. ``preview`` gives a
-    snippet and a character count instead of the Markdown; ``only`` scrapes just the URLs listed."""
+    each page as Markdown with its title, meta tags, JSON-LD and link counts. HTTP first: a page
+    goes to the browser only when its verdict says so (``browserRecommended``, ``browserReasons``;
+    ``enrichAll``: every page, ``noBrowser``: none). ``preview`` gives a snippet and a character
+    count instead of the Markdown and renders nothing; ``only`` scrapes just the URLs listed."""
     req["url"] = check_url(req["url"])
     req["only"] = [check_url(u, "only") for u in req["only"]]
     st = state()
+    check_engine(st.config, req.get("browser"))
+    sec = st.config.security
+    # The HTTP fetches obey the download policy; its resolver is the app's (read here, in the request).
+    resolver = current_app.extensions.get(netguard.RESOLVER_EXTENSION, netguard.system_resolver)
+    policy = netguard.Policy.for_download(sec.download_allowed_domains, sec.allowed_domains, resolver)
     st.ensure()
-    return jsonify(scraping.scrape(st, req))
+    return jsonify(scraping.scrape(st, req, policy))

@@ -135,7 +135,8 @@ def _key() -> str:
     """The passphrase encrypted states are sealed with; 400 when none is configured."""
     key = state().config.security.state_encryption_key
     if not key:
-        raise BadRequest("encrypted state needs a key: set security.stateEncryptionKey in the config or "
+        # "encryption key" is what the original's clients look for to tell this refusal apart.
+        raise BadRequest("encryption key required: set security.stateEncryptionKey in the config or "
                          "PINCHTAB_STATE_KEY in the environment", code="state_key_required",
                          details={"setting": "security.stateEncryptionKey"})
     return key

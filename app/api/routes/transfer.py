@@ -26,6 +26,7 @@ import shutil
 import stat
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, unquote_to_bytes, urljoin, urlsplit
@@ -352,7 +353,8 @@ def _blocked(message: str, exc: netguard.UnsafeURL) -> BadRequest:
     return BadRequest(message, code="download_blocked", details={"reason": exc.reason, "host": exc.host})
 
 
-def browser_fetch(t: Tab, url: str, policy: netguard.Policy, max_bytes: int, timeout_s: float) -> dict[str, Any]:
+def browser_fetch(t: Tab, url: str, policy: netguard.Policy, max_bytes: int, timeout_s: float,
+                  vet: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Navigate the (throwaway) tab ``t`` to ``url`` and take the response body; runs on its worker.
 
     Every request is paused twice by the Fetch domain: before it is sent (its URL, as Chrome will
@@ -365,6 +367,9 @@ def browser_fetch(t: Tab, url: str, policy: netguard.Policy, max_bytes: int, tim
     connects (DNS rebinding). Chrome reports the connection's address space
     (Network.responseReceivedExtraInfo) before the response pauses. A name on an allowlist is
     one the operator vouches for, and is not second-guessed.
+
+    ``vet``, when given, judges each hop too (after the policy), raising an APIError to refuse it:
+    a caller with rules of its own (a scrape's navigation policy) sees every URL the fetch goes to.
     """
     deadline = time.monotonic() + timeout_s
     paused: collections.deque[dict[str, Any]] = collections.deque()
@@ -411,6 +416,7 @@ def browser_fetch(t: Tab, url: str, policy: netguard.Policy, max_bytes: int, tim
             except netguard.UnsafeURL as exc:
                 fail(rid)
                 raise _blocked(f"unsafe browser request: {req_url} refused: {exc.message}", exc) from None
+            _vet(vet, req_url, fail, rid)
             t.send("Fetch.continueRequest", {"requestId": rid})
             continue
         if not policy.allowlist:
@@ -436,6 +442,7 @@ def browser_fetch(t: Tab, url: str, policy: netguard.Policy, max_bytes: int, tim
                 fail(rid)
                 raise _blocked(f"unsafe browser request: redirect to {target} refused: {exc.message}",
                                exc) from None
+            _vet(vet, target, fail, rid)
             t.send("Fetch.continueRequest", {"requestId": rid})
             continue
         if status >= 300:
@@ -452,6 +459,17 @@ def browser_fetch(t: Tab, url: str, policy: netguard.Policy, max_bytes: int, tim
             fail(rid)  # the body is ours now; the navigation must not go on and render it
         return {"data": data, "contentType": headers.get("content-type", "application/octet-stream"),
                 "url": req_url, "status": status}
+
+
+def _vet(vet: Callable[[str], None] | None, url: str, fail: Callable[[str], None], request_id: str) -> None:
+    """Run the caller's own check on a hop; a refusal fails the paused request before it goes on."""
+    if vet is None:
+        return
+    try:
+        vet(url)
+    except APIError:
+        fail(request_id)
+        raise
 
 
 def _too_large(max_bytes: int) -> APIError:

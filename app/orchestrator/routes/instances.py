@@ -6,7 +6,8 @@ session may stop or restart that one; stopping any other takes the operator's to
 from __future__ import annotations
 
 import time
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, cast
 
 from flask import Response, current_app, jsonify, request
 
@@ -37,6 +38,8 @@ from .schemas import (
 from .server import agent_count, cached, restart_reasons
 
 bp = Blueprint("instances", __name__)
+METRICS_TIMEOUT_S = 5.0  # an instance's own /metrics, for its JS heap
+METRICS_FANOUT = 8       # instances asked at once
 
 
 @bp.get("/health")
@@ -147,8 +150,39 @@ def start_existing(instance_id: str) -> Response:
 @bp.get("/instances/metrics")
 @bp.response(200, InstanceMetrics(many=True))
 def instances_metrics() -> Response:
-    """Per instance: processes, resident memory, uptime, restarts."""
-    return jsonify(server_state().client.metrics())
+    """Per instance: processes, resident memory, uptime, restarts; and, under the original's names
+    (``instanceId``, ``profileName``, ``jsHeapUsedMB``, ``jsHeapTotalMB``), the JS heap of a running
+    instance's pages (null when it does not answer in time)."""
+    st = server_state()
+    st.mirror.refresh()
+    records = {r["id"]: r for r in st.mirror.records()}
+    out = cast(list[dict[str, Any]], st.client.metrics())
+    running = [m["id"] for m in out if m["status"] == "running" and st.mirror.get(m["id"]) is not None]
+    heaps: dict[str, dict[str, Any]] = {}
+    if running:
+        # One slow instance must not hold the others' answers: asked at once, each with its deadline.
+        with ThreadPoolExecutor(max_workers=min(len(running), METRICS_FANOUT)) as pool:
+            for instance_id, heap in zip(running, pool.map(lambda i: _heap_of(st, i), running), strict=True):
+                heaps[instance_id] = heap
+    for m in out:
+        heap = heaps.get(m["id"], {})
+        m.update({"instanceId": m["id"], "profileName": records.get(m["id"], {}).get("profileName", ""),
+                  "jsHeapUsedMB": heap.get("jsHeapUsedMB"), "jsHeapTotalMB": heap.get("jsHeapTotalMB")})
+    return jsonify(out)
+
+
+def _heap_of(st: Any, instance_id: str) -> dict[str, Any]:
+    """The JS heap of the instance's pages, from its own ``GET /metrics``; {} when it does not answer."""
+    found = st.mirror.get(instance_id)
+    if found is None:
+        return {}
+    record, token = found
+    try:
+        status, data = st.upstream.call(record, token, "GET", "/metrics", timeout_s=METRICS_TIMEOUT_S)
+    except APIError:
+        return {}
+    memory = data.get("memory") if status == 200 and isinstance(data, dict) else None
+    return memory if isinstance(memory, dict) else {}
 
 
 @bp.post("/instances/<instance_id>/stop")

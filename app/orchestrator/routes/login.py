@@ -1,9 +1,12 @@
 """POST /api/auth/login|logout|elevate: the dashboard's cookie login (``app.orchestrator.login``).
 
-A person types the token once on the login page; the answer sets an HttpOnly, SameSite=Strict
-cookie (Secure when served over https), and ``app.auth`` accepts it from then on (with its CSRF
-rule for changes; ``auth.require_admin`` asks for the token again before the changes that matter
-most).
+A person types the token once on the login page; the answer sets the ``pinchtab_auth_token``
+cookie (HttpOnly, SameSite=Strict; Secure per ``server.cookieSecure``, by default when the request
+came over https: TLS here, or a trusted proxy's ``X-Forwarded-Proto``), and ``app.auth`` accepts it
+from then on on the dashboard's routes (with its CSRF rule for changes; ``auth.require_admin`` and
+``auth.require_elevation`` ask for the token again, ``/api/auth/elevate``, before the changes that
+matter most). The answers are the original's (``{"status": "ok"}``, ``elevationWindowSec``) with
+our CSRF value and elevation end added.
 """
 from __future__ import annotations
 
@@ -39,22 +42,37 @@ def logins() -> LoginStore:
     return current_app.extensions[auth.LOGINS]
 
 
+def _config() -> Config:
+    return current_app.extensions["pinchtab.config"]
+
+
 def _cross_site() -> bool:
     # A login or logout from another site's page: never ours (the page sends Origin on POST).
     return bool(request.headers.get("Origin")) and not auth.same_origin(request)
 
 
-def _check_token(given: str) -> None:
-    token = current_app.extensions["pinchtab.config"].server.token
+def _secure() -> bool:
+    """The cookie's Secure flag: ``server.cookieSecure`` when set, else whether the request came
+    over https (the proxy's word only under ``server.trustProxyHeaders``)."""
+    setting = _config().server.cookie_secure
+    return setting if setting is not None else forwarded.request_scheme(request) == "https"
+
+
+def _check_token(given: str, *, at_login: bool) -> None:
+    token = _config().server.token
     if not token:
         raise APIError("this server has no token: there is nothing to log in to", status=409, code="no_token")
-    # Behind a proxy, the client it forwarded (X-Forwarded-For), not the proxy: else one guesser
-    # would lock every person out, and all of them would share one allowance.
+    # Behind a proxy, the client it forwarded (X-Forwarded-For, with server.trustProxyHeaders), not
+    # the proxy: else one guesser would lock every person out, and all of them share one allowance.
     client = forwarded.request_client(request)
-    auth.refuse_if_guessing(current_app, client, "too many failed logins from this address")
+    auth.refuse_if_guessing(current_app, client, "too many failed logins from this address", login=at_login)
     if not hmac.compare_digest(given.encode(), token.encode()):
         auth.count_guess(current_app, client)
         raise Unauthorized("bad token", code="bad_token")
+
+
+def _set_cookie(resp: Response, value: str, max_age: int) -> None:
+    resp.set_cookie(auth.COOKIE, value, max_age=max_age, path="/", httponly=True, samesite="Strict", secure=_secure())
 
 
 @bp.post("/api/auth/login")
@@ -63,12 +81,20 @@ def _check_token(given: str) -> None:
 def login(req: dict[str, str]) -> Response:
     """Trade the token for a login cookie (HttpOnly, SameSite=Strict; Secure over https)."""
     if _cross_site():
-        raise Forbidden("login from another site's page", code="csrf_failed")
-    _check_token(req["token"])
+        raise Forbidden("login from another site's page", code="origin_forbidden")
+    if _config().server.cookie_secure and forwarded.request_scheme(request) != "https":
+        # The browser would drop a Secure cookie set over http: say why instead of a login that never sticks.
+        raise BadRequest("server.cookieSecure is true: log in over https (a TLS proxy in front also needs "
+                         "server.trustProxyHeaders)", code="secure_cookie_requires_https",
+                         details={"setting": "server.cookieSecure"})
+    _check_token(req["token"], at_login=True)
+    old = request.cookies.get(auth.COOKIE, "")
+    if old:  # this browser's previous login is replaced, not left alive beside the new one
+        logins().revoke(old)
     cookie, made = logins().create()
-    resp = jsonify({"status": "ok", "csrfToken": made.csrf, "elevatedUntil": utc_iso(made.elevated_until)})
-    resp.set_cookie(auth.COOKIE, cookie, max_age=int(logins().max_age_s), path="/", httponly=True, samesite="Strict",
-                    secure=request.is_secure)
+    resp = jsonify({"status": "ok", "csrfToken": made.csrf,
+                    "elevationWindowSec": int(logins().elevation_s)})
+    _set_cookie(resp, cookie, int(logins().max_age_s))
     return resp
 
 
@@ -77,12 +103,12 @@ def login(req: dict[str, str]) -> Response:
 def logout() -> Response:
     """End this browser's login (its cookie stops working at once)."""
     if _cross_site():
-        raise Forbidden("logout from another site's page", code="csrf_failed")
+        raise Forbidden("logout from another site's page", code="origin_forbidden")
     cookie = request.cookies.get(auth.COOKIE, "")
     if cookie:
         logins().revoke(cookie)
-    resp = jsonify({"status": "logged_out"})
-    resp.delete_cookie(auth.COOKIE, path="/", httponly=True, samesite="Strict", secure=request.is_secure)
+    resp = jsonify({"status": "ok"})
+    resp.delete_cookie(auth.COOKIE, path="/", httponly=True, samesite="Strict", secure=_secure())
     return resp
 
 
@@ -90,10 +116,11 @@ def logout() -> Response:
 @bp.arguments(LoginSchema)
 @bp.response(200, LoginResponse)
 def elevate(req: dict[str, str]) -> Response:
-    """Type the token again: for a few minutes this login may change the config, sessions, shutdown."""
+    """Type the token again: for a few minutes this login may make the changes that need it."""
     if g.get("auth") != "cookie":
         raise BadRequest("only a dashboard login elevates (a bearer token already may do everything)",
                          code="not_a_login")
-    _check_token(req["token"])
+    _check_token(req["token"], at_login=False)
     until = logins().elevate(g.login)
-    return jsonify({"status": "elevated", "elevatedUntil": utc_iso(until)})
+    return jsonify({"status": "ok", "elevationWindowSec": int(logins().elevation_s),
+                    "elevatedUntil": utc_iso(until)})

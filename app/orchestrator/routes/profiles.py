@@ -5,7 +5,8 @@ the one every browser call appends to. Starting a browser on a profile goes thro
 orchestrator (``/profiles/{id}/start|stop|instance``, registered with the instances routes).
 
 An agent session reads its own agent's activity only, and may not delete or reset a profile (other
-agents' logins live in it): those take the operator's token.
+agents' logins live in it): those take the operator's token. Reads name a profile by its id or its
+name; changing, deleting and resetting one take its id (as in the original).
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from flask import Response, current_app, jsonify, request
 from profiles import ActivityLog, ProfileInfo, ProfileStore
 
 from ...auth import own_agent_only, require_admin
-from ...errors import BadRequest, Forbidden
+from ...errors import BadRequest, Forbidden, NotFound
 from ...openapi import Blueprint
 from .schemas import (
     ActivityQuerySchema,
@@ -65,6 +66,20 @@ def public(info: ProfileInfo) -> dict[str, Any]:
 
 def is_temporary(name: str) -> bool:
     return name.startswith(TEMPORARY_PREFIX)
+
+
+def by_id(ident: str, what: str) -> ProfileInfo:
+    """The profile whose id is ``ident``, for a route that changes or deletes it.
+
+    As in the original, these take the id alone (``prof_...``), never the name: a name is easy to
+    mistype into another profile's, and the change cannot be undone. A name answers 404
+    ``profile_not_found`` saying which id to use; an unknown or unsafe one as the store does.
+    """
+    info = store().get(ident)
+    if info["id"] != ident:
+        raise NotFound(f"profile {ident!r} not found: {what} takes the profile's id ({info['id']}), not its name",
+                       code="profile_not_found", details={"id": info["id"]})
+    return info
 
 
 def _flag(name: str) -> bool:
@@ -133,9 +148,10 @@ def update_meta(req: dict[str, Any]) -> Response:
 @bp.arguments(ProfileUpdateSchema)
 @bp.response(200, ProfileRecord)
 def update_profile(req: dict[str, Any], ident: str) -> Response:
-    """Rename a profile or change its description."""
+    """Rename a profile or change its description; by its id (a name is 404)."""
     if not req:
         raise BadRequest("nothing to change: send name, description or useWhen")
+    by_id(ident, "PATCH")
     name = req.get("name")
     return jsonify(public(store().update(ident, description=req.get("description"), use_when=req.get("useWhen"),
                                          name=None if name is None else name)))
@@ -144,9 +160,9 @@ def update_profile(req: dict[str, Any], ident: str) -> Response:
 @bp.delete("/profiles/<ident>")
 @bp.response(200, ProfileChangedResponse)
 def delete_profile(ident: str) -> Response:
-    """Delete a profile (refused while a browser uses it). Not for an agent session."""
+    """Delete a profile by its id (a name is 404; refused while a browser uses it). Not for an agent session."""
     require_admin("delete profiles", elevated=False)
-    info = store().get(ident)
+    info = by_id(ident, "DELETE")
     store().delete(ident)
     return jsonify({"status": "deleted", "id": info["id"], "name": info["name"]})
 
@@ -154,8 +170,10 @@ def delete_profile(ident: str) -> Response:
 @bp.post("/profiles/<ident>/reset")
 @bp.response(200, ProfileChangedResponse)
 def reset_profile(ident: str) -> Response:
-    """Clear a profile's sessions, caches, cookies and history; keep the profile. Not for an agent session."""
+    """Clear a profile's sessions, caches, cookies and history; keep the profile. By its id (a name is
+    404). Not for an agent session."""
     require_admin("reset profiles", elevated=False)
+    by_id(ident, "reset")
     info = store().reset(ident)
     return jsonify({"status": "reset", "id": info["id"], "name": info["name"]})
 

@@ -31,7 +31,8 @@ from ..upstream import HOP_BY_HOP
 log = logging.getLogger(__name__)
 
 # The server's own: its agent sessions are its own, as is its shutdown.
-NOT_FORWARDED = frozenset({"/health", "/openapi.json", "/help", "/shutdown", "/sessions", "/sessions/<session_id>"})
+NOT_FORWARDED = frozenset({"/health", "/openapi.json", "/help", "/shutdown", "/sessions", "/sessions/me",
+                           "/sessions/<session_id>", "/sessions/<session_id>/revoke"})
 # gunicorn writes its own Date and Server: copies would make duplicate headers.
 DROP_RESPONSE = HOP_BY_HOP | {"date", "server"}
 START_WAIT_S = 10.0  # how long a request waits for an instance that is starting or restarting

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import INCLUDE, Schema, ValidationError, fields, pre_load, validate, validates_schema
 
 from ...api.schemas import Loose, Strict
 from ...config.declare import Int
+from ..scheduler import STATES
 
 
 # --- requests: instances
@@ -29,6 +30,16 @@ class LaunchOptions(Loose):
     # A number or a numeric string: the original's clients send "9999" (its config keeps ports as strings).
     port = Int(load_default=None, allow_none=True, validate=validate.Range(min=1024, max=65535))
     securityPolicy = fields.Nested(SecurityPolicySchema, load_default=None, allow_none=True)
+
+    @pre_load
+    def no_extensions(self, data: Any, **_: Any) -> Any:
+        """Refuse ``extensionPaths`` (the original's wording): an extension runs code in every page the
+        agent opens, so which ones load is the operator's choice (``browser.extensionPaths``), not a
+        caller's. Checked on the raw body, as the field is not one an instance takes."""
+        if isinstance(data, dict) and "extensionPaths" in data:
+            raise ValidationError("extensionPaths are not supported on instance start requests; configure "
+                                  "browser.extensionPaths on the server instead", "extensionPaths")
+        return data
 
 
 class InstanceStartSchema(LaunchOptions):
@@ -279,9 +290,10 @@ class LoginSchema(Strict):
 
 
 class LoginResponse(Schema):
-    status = fields.String(required=True)
+    status = fields.String(required=True, metadata={"description": "ok"})
     csrfToken = fields.String(metadata={"description": "send it as X-CSRF-Token on changes (or rely on Origin)"})
-    elevatedUntil = fields.String()
+    elevationWindowSec = fields.Integer(metadata={"description": "how long an elevation lasts"})
+    elevatedUntil = fields.String(metadata={"description": "elevate: when this login's elevation ends"})
 
 
 class AgentsQuerySchema(Loose):
@@ -345,23 +357,84 @@ class InstanceMetrics(Schema):
     uptimeSec = fields.Float(required=True)
     restarts = fields.Integer(required=True)
     attached = fields.Boolean(required=True)
+    instanceId = fields.String(required=True, metadata={"description": "the same as id (the original's name)"})
+    profileName = fields.String(required=True)
+    jsHeapUsedMB = fields.Float(required=True, allow_none=True,
+                                metadata={"description": "the JS heap of its pages; null when it did not answer"})
+    jsHeapTotalMB = fields.Float(required=True, allow_none=True)
 
 
-class TaskSubmitSchema(Strict):
-    """``POST /tasks``: a browser call to queue (as it would be sent directly) and whose it is."""
+_TASK_STATES = STATES
 
-    path = fields.String(required=True, validate=validate.Regexp(r"^/[A-Za-z0-9/_.\-]{0,200}$",
-                                                                 error="a browser route path, like /action"))
+
+class TaskSpecSchema(Strict):
+    """One task: the browser call itself (``path``, ``method``, ``body``), or the original's form, an
+    ``action`` on a tab: ``snapshot``, ``text`` and ``screenshot`` read the tab by those routes (with
+    ``params`` as their query), any other action is ``POST /tabs/{tabId}/action`` with ``kind`` the
+    action, ``ref`` or ``selector``, and ``params`` merged in. No ``tabId``: the agent's current tab."""
+
+    path = fields.String(validate=validate.Regexp(r"^/[A-Za-z0-9/_.\-]{0,200}$",
+                                                  error="a browser route path, like /action"))
     method = fields.String(load_default="POST", validate=validate.OneOf(("GET", "POST", "DELETE")))
     body = fields.Dict(load_default=None, allow_none=True)
+    action = fields.String(validate=validate.Regexp(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$",
+                                                    error="an action name, like click or snapshot"))
+    tabId = fields.String(validate=validate.Regexp(r"^[A-Za-z0-9_-]{1,128}$", error="a tab id"))
+    selector = fields.String(validate=validate.Length(min=1, max=4096))
+    ref = fields.String(validate=validate.Length(min=1, max=64))
+    params = fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=64)), load_default=None,
+                         allow_none=True)
+    priority = fields.Integer(metadata={"description": "accepted for the original's clients: an agent's tasks "
+                                                       "run in the order they came (fair-fifo)"})
+    deadline = fields.AwareDateTime(metadata={"description": "RFC 3339: a task not started by then is not run"})
+
+    @validates_schema
+    def call_or_action(self, data: dict[str, Any], **_: Any) -> None:
+        if ("path" in data) == ("action" in data):
+            raise ValidationError("send either path (the call) or action (the original's form)", "action")
+        if "path" in data and any(data.get(k) is not None for k in ("tabId", "selector", "ref", "params")):
+            raise ValidationError("only with action", "tabId")
+        if "action" in data and data.get("body") is not None:
+            raise ValidationError("only with path: an action takes params", "body")
+
+
+class TaskSubmitSchema(TaskSpecSchema):
+    """``POST /tasks``: a browser call to queue (as it would be sent directly) and whose it is."""
+
     agentId = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=128),
-                            metadata={"description": "default: the session's agent, else X-Agent-Id"})
+                            metadata={"description": "default: the session's agent, else X-Agent-Id "
+                                                     "(required with action, as in the original)"})
+
+    @validates_schema
+    def agent_with_action(self, data: dict[str, Any], **_: Any) -> None:
+        if "action" in data and not data.get("agentId"):
+            raise ValidationError("missing required field 'agentId'", "agentId")
+
+
+class TaskBatchSchema(Strict):
+    """``POST /tasks/batch``: several tasks of one agent (at most ``scheduler.maxBatchSize``)."""
+
+    agentId = fields.String(required=True, validate=validate.Length(min=1, max=128),
+                            error_messages={"required": "missing required field 'agentId'"})
+    tasks = fields.List(fields.Nested(TaskSpecSchema), required=True,
+                        validate=validate.Length(min=1, max=1000, error="batch must contain at least one task"),
+                        error_messages={"required": "batch must contain at least one task"})
 
 
 class TaskQuerySchema(Loose):
     agentId = fields.String()
-    status = fields.String(validate=validate.OneOf(("queued", "running", "done", "failed", "cancelled")))
+    state = fields.String(metadata={"description": "one state or several, comma-separated: "
+                                                   + ", ".join(_TASK_STATES)})
+    status = fields.String(metadata={"description": "the same as state"})
     limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
+
+    @validates_schema
+    def known_states(self, data: dict[str, Any], **_: Any) -> None:
+        for key in ("state", "status"):
+            wanted = [v.strip() for v in data.get(key, "").split(",") if v.strip()]
+            unknown = [v for v in wanted if v not in _TASK_STATES]
+            if unknown:
+                raise ValidationError(f"unknown state {unknown[0]!r}; one of {', '.join(_TASK_STATES)}", key)
 
 
 class TaskRecord(Schema):
@@ -369,12 +442,38 @@ class TaskRecord(Schema):
     agentId = fields.String(required=True)
     method = fields.String(required=True)
     path = fields.String(required=True)
-    status = fields.String(required=True)
+    action = fields.String(required=True, metadata={"description": "the original's action, or METHOD /path"})
+    tabId = fields.String()
+    status = fields.String(required=True, metadata={"enum": list(_TASK_STATES)})
+    state = fields.String(required=True, metadata={"description": "the same as status (the original's name)"})
     createdAt = fields.String(required=True)
+    deadline = fields.String()
     startedAt = fields.String()
     finishedAt = fields.String()
+    completedAt = fields.String(metadata={"description": "the same as finishedAt"})
+    latencyMs = fields.Integer()
     result = fields.Dict(metadata={"description": "{status, body}: the call's answer"})
+    error = fields.String(metadata={"description": "why a failed task failed"})
     position = fields.Integer(metadata={"description": "on submit: place in the agent's queue (1: next)"})
+
+
+class TaskListResponse(Schema):
+    tasks = fields.List(fields.Nested(TaskRecord), required=True)
+    count = fields.Integer(required=True)
+
+
+class BatchItem(Schema):
+    taskId = fields.String()
+    state = fields.String(required=True)
+    position = fields.Integer()
+    error = fields.String(metadata={"description": "why a rejected task was (state rejected)"})
+    code = fields.String()
+
+
+class BatchResponse(Schema):
+    tasks = fields.List(fields.Nested(BatchItem), required=True)
+    submitted = fields.Integer(required=True, metadata={"description": "tasks queued"})
+    rejected = fields.Integer(required=True, metadata={"description": "tasks refused (a full queue)"})
 
 
 class SchedulerStats(Schema):
@@ -387,3 +486,10 @@ class SchedulerStats(Schema):
     workers = fields.Integer(required=True)
     maxQueueSize = fields.Integer(required=True)
     maxPerAgent = fields.Integer(required=True)
+    queue = fields.Dict(required=True, metadata={"description": "the original's: {totalQueued, totalInflight, "
+                                                                "agents: {id: {queued, inflight}}}"})
+    metrics = fields.Dict(required=True, metadata={"description": "counts since the start: tasksSubmitted, "
+                                                                  "tasksCompleted, tasksFailed, tasksCancelled, "
+                                                                  "tasksRejected, tasksExpired, and per agent"})
+    config = fields.Dict(required=True, metadata={"description": "strategy, maxQueueSize, maxPerAgent, "
+                                                                "workerCount, maxBatchSize, resultTTL"})

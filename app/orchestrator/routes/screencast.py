@@ -1,5 +1,7 @@
 """The screencast WebSocket in server mode: ``GET /screencast?tabId=`` relayed to the instance that
-has the tab (the default instance without a tabId).
+has the tab (the default instance without a tabId), and the original's
+``GET /instances/{id}/proxy/screencast?tabId=``, relayed to the instance it names. The dashboard's
+login cookie opens both from our own page (``app.auth``: a same-origin ``Origin``).
 
 As for the debug WebSocket (``routes/debug.py``, whose relay and cap this uses): before the upgrade
 the server finds the instance and opens the same WebSocket there with the instance's own token, so
@@ -30,7 +32,13 @@ sock = Sock()
 def admit() -> None:
     """The instance's answer before the upgrade; its connection opens here."""
     tab_id = request.args.get("tabId", "")
-    if tab_id:
+    named = (request.view_args or {}).get("instance_id")
+    if named is not None:
+        server_state().mirror.ensure_loaded()
+        if server_state().mirror.get(named) is None:
+            raise NotFound(f"no instance {named}", code="instance_not_found")
+        instance = named
+    elif tab_id:
         instance = server_state().locator.locate(tab_id)
         if instance is None:
             raise NotFound(f"tab {tab_id} not found in any instance", code="tab_not_found")
@@ -64,6 +72,14 @@ def release(_exc: BaseException | None) -> None:
 @sock.route("/screencast", bp=bp)
 def screencast_socket(ws: Any) -> None:
     relay = debug.SocketRelay(ws, g.pop("screencast_upstream"), f"cast:{request.args.get('tabId', '')[:6]}")
+    g.screencast_hold.close = relay.shutdown
+    relay.run()
+
+
+@sock.route("/instances/<instance_id>/proxy/screencast", bp=bp)
+def instance_screencast_socket(ws: Any, instance_id: str) -> None:
+    """The original's path: the named instance's screencast (the tab in ``tabId``)."""
+    relay = debug.SocketRelay(ws, g.pop("screencast_upstream"), f"cast:{instance_id[-6:]}")
     g.screencast_hold.close = relay.shutdown
     relay.run()
 

@@ -14,7 +14,7 @@ from typing import Any
 from flask import Flask, Response, current_app, jsonify
 
 from ...api.responses import StatusResponse
-from ...auth import own_agent_only, require_admin, session_agent
+from ...auth import own_agent_only, require_admin, require_elevation, session_agent
 from ...errors import APIError, NotFound
 from ...openapi import Blueprint
 from .. import config_edit
@@ -70,7 +70,9 @@ def _config_answer(applied: list[str] | None = None) -> dict[str, Any]:
 @bp.get("/api/config")
 @bp.response(200, ConfigResponse)
 def get_config() -> Response:
-    """The running config (secrets masked) and the saved changes that wait for a restart."""
+    """The running config (secrets masked) and the saved changes that wait for a restart; not for
+    agent sessions (the operator's settings, as in the original)."""
+    require_admin("read the config", elevated=False)
     return jsonify(_config_answer())
 
 
@@ -80,12 +82,20 @@ def get_config() -> Response:
 @bp.alt_response(409, description="saved, but some keys take effect only after a restart (details.keys)")
 def put_config(change: dict[str, Any]) -> Response:
     """Change settings (a partial config). Keys the server can switch live apply at once; every
-    other change is saved to the config file and answered 409 ``restart_required`` naming them."""
-    require_admin("change the config")
+    other change is saved to the config file and answered 409 ``restart_required`` naming them.
+
+    A dashboard login needs the token typed lately (``POST /api/auth/elevate``) for keys beyond
+    the routine ones, and for every key with ``sessions.dashboard.requireElevation``."""
+    require_admin("change the config", elevated=False)
     st = server_state()
+    if st.config.sessions.dashboard.require_elevation:
+        require_elevation("change the config")
     made, keys = config_edit.check(st.config, change)
     if not keys:
         return jsonify(_config_answer(applied=[]))
+    guarded = config_edit.needs_elevation(keys)
+    if guarded:
+        require_elevation("change " + ", ".join(guarded), details={"keys": guarded})
     config_edit.save(change, keys, config_edit.config_path())
     applied = [k for k in keys if k in config_edit.LIVE]
     pending = [k for k in keys if k not in config_edit.LIVE]
@@ -105,6 +115,7 @@ def put_config(change: dict[str, Any]) -> Response:
 @bp.response(200, MetricsResponse)
 def metrics() -> Response:
     """The server process (uptime, memory, threads) and every instance's processes and memory."""
+    require_admin("read the server's metrics", elevated=False)
     st = server_state()
     usage = resource.getrusage(resource.RUSAGE_SELF)
     records = st.mirror.records()

@@ -80,6 +80,45 @@ def test_the_page_s_other_ok_button_is_not_clicked(app_factory: Any, site: Any) 
     assert r.json["result"] == "untouched"
 
 
+def _title(client: Any, tab_id: str) -> str:
+    return client.get(f"/title?tabId={tab_id}").json["title"]
+
+
+def test_reload_back_and_forward_dismiss_banners_when_asked(client: Any, site: Any) -> None:
+    banner, plain = site.url("network_banner.html"), site.url("links.html")
+    tab_id = client.post("/navigate", json={"url": banner, "dismissBanners": True}).json["tabId"]
+    assert _title(client, tab_id) == "Consent given"
+    r = client.post(f"/reload?tabId={tab_id}")
+    assert r.status_code == 200 and r.json["title"] == "Network banner"   # the banner is back
+    r = client.post(f"/reload?tabId={tab_id}&dismissBanners=true")
+    assert r.status_code == 200 and r.json["title"] == "Consent given", r.json
+    # forward onto the banner page, then back onto it
+    client.post("/navigate", json={"url": plain, "tabId": tab_id})
+    client.post("/navigate", json={"url": banner, "tabId": tab_id})
+    assert client.post(f"/back?tabId={tab_id}").json["url"] == plain
+    r = client.post(f"/tabs/{tab_id}/forward?dismissBanners=true")
+    assert r.json["url"] == banner and r.json["title"] == "Consent given", r.json
+    client.post("/navigate", json={"url": plain, "tabId": tab_id})
+    client.post("/navigate", json={"url": banner, "tabId": tab_id})   # banner up again: not asked
+    client.post("/navigate", json={"url": plain, "tabId": tab_id})
+    r = client.post(f"/back?tabId={tab_id}&dismissBanners=1")
+    assert r.json["url"] == banner and r.json["title"] == "Consent given", r.json
+    assert client.post(f"/reload?tabId={tab_id}&dismissBanners=maybe").status_code == 400
+
+
+def test_a_click_that_navigates_dismisses_the_landing_page_s_banner(client: Any, site: Any) -> None:
+    tab_id = client.post("/navigate", json={"url": site.url("banner_link.html")}).json["tabId"]
+    r = client.post("/action", json={"tabId": tab_id, "kind": "click", "selector": "#to-banner", "waitNav": True,
+                                     "dismissBanners": True})
+    assert r.status_code == 200 and r.json["result"]["navigated"] is True, r.json
+    assert _title(client, tab_id) == "Consent given"
+    assert "We use cookies" not in client.get(f"/text?tabId={tab_id}&mode=raw").json["text"]
+    # Without the flag the landing page keeps its banner.
+    client.post("/navigate", json={"url": site.url("banner_link.html"), "tabId": tab_id})
+    client.post("/action", json={"tabId": tab_id, "kind": "click", "selector": "#to-banner", "waitNav": True})
+    assert _title(client, tab_id) == "Network banner"
+
+
 def test_browser_names_are_checked(client: Any, site: Any) -> None:
     url = site.url("network_title.html")
     assert client.post("/navigate", json={"url": url, "browser": "chrome"}).status_code == 200

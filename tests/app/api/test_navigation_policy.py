@@ -100,12 +100,41 @@ def test_with_a_list_other_hosts_stay_off_private_addresses_and_the_machine_stay
     assert listed.check("http://host.corp2.test/").url == "http://host.corp2.test/"  # so may a wildcard's host
     assert listed.check("http://localhost:9/").url and listed.check("http://127.0.0.1:9/").url
     assert listed.check("http://shop.test/").warning is not None  # public, off the list: a warning only
-    assert listed.check("http://nowhere.test/").url  # does not resolve: left to the browser to fail on
+    status, code, message = refusal(listed, "http://nowhere.test/")  # off the list and unresolved: unchecked
+    assert (status, code) == (403, "navigation_blocked") and "could not resolve navigation host" in message
     rebind = NavigationPolicy.from_config(make_config(tmp_path, **{"security.allowedDomains": ["example.com"]})
                                           .security, lambda _h: ["127.0.0.1"])
     assert refusal(rebind, "http://rebind.test/")[1] == "navigation_blocked"  # a name is no local page
     anywhere = policy(tmp_path)  # "*" (the default): anywhere but metadata
     assert anywhere.check("http://10.0.0.5/").url and anywhere.check("http://intranet.test/").url
+
+
+def test_redirects_from_the_web_may_not_send_the_agent_into_this_machine_or_off_the_list(
+        tmp_path: Any) -> None:
+    names = {**METADATA_NAMES, "rebind.test": ["127.0.0.1"]}
+    listed = NavigationPolicy.from_config(make_config(tmp_path, **{"security.allowedDomains": [
+        "shop.test", "wiki.corp.test", "rebind.test", "127.0.0.1", "localhost"]}).security, names.get)
+
+    def refused(*hops: str) -> str:
+        try:
+            listed.check_redirects(list(hops))
+        except Forbidden as exc:
+            assert exc.code == "navigation_blocked"
+            return exc.message
+        raise AssertionError(f"{hops} was let through")
+
+    assert "shop.test sent the browser to this machine (127.0.0.1)" in refused("http://shop.test/",
+                                                                               "http://127.0.0.1:9/")
+    assert "this machine" in refused("http://shop.test/a", "http://shop.test/b", "http://localhost:9/")
+    assert "this machine" in refused("http://rebind.test/", "http://127.0.0.1:9/")  # a name is no local page
+    assert "intranet.test resolves to 10.1.2.3" in refused("http://shop.test/", "http://intranet.test/")
+    listed.check_redirects(["http://shop.test/", "http://wiki.corp.test/sso"])  # a listed intranet host
+    listed.check_redirects(["http://localhost:8/", "http://127.0.0.1:9/"])  # the machine's own pages
+    listed.check_redirects(["http://shop.test/a", "http://shop.test/b"])
+    with pytest.raises(Forbidden):  # each hop is judged as a navigation there would be
+        listed.check_redirects(["http://shop.test/", "http://169.254.169.254/latest/"])
+    anywhere = NavigationPolicy.from_config(make_config(tmp_path).security, names.get)  # "*": open, as ever
+    anywhere.check_redirects(["http://shop.test/", "http://127.0.0.1:9/", "http://intranet.test/"])
 
 
 def test_a_resolver_that_does_not_answer_in_time_is_given_up_on(tmp_path: Any) -> None:
@@ -250,13 +279,17 @@ def test_scrape_reports_a_page_redirected_off_the_list_as_an_error(strict_client
     assert inside["pages"][0]["title"] == "Tiny Shop" and inside["summary"]["failedPages"] == 0
 
 
-def test_scrape_without_rendering_refuses_a_start_page_that_left_the_list(strict_client: Any, site: Any) -> None:
-    r = strict_client.post("/scrape", json={"url": redirect(site, site.url("site_shop/index.html")),
-                                            "noBrowser": True})
-    assert r.status_code == 403 and r.json["code"] == "idpi_blocked", r.json
-    fine = strict_client.post("/scrape", json={"url": local(site, "site_shop/index.html"), "noBrowser": True,
-                                               "maxPages": 2}).json
-    assert [p["source"] for p in fine["pages"]] == ["http", "http"] and fine["summary"]["failedPages"] == 0
+def test_scrape_without_rendering_refuses_a_start_page_off_the_list_and_renders_nothing(strict_client: Any,
+                                                                                      site: Any) -> None:
+    off = strict_client.post("/scrape", json={"url": site.url("site_shop/index.html"), "noBrowser": True})
+    assert off.status_code == 403 and off.json["code"] == "idpi_blocked", off.json
+    # On the list but redirecting off it: without the browser the page is an error entry (its HTTP
+    # fetch refuses this machine's hosts), and nothing of the page it was sent to is used.
+    hop = strict_client.post("/scrape", json={"url": redirect(site, site.url("site_shop/index.html")),
+                                              "noBrowser": True}).json
+    [page] = hop["pages"]
+    assert "error" in page and not page.get("markdown") and page["source"] == "http", page
+    assert hop["summary"]["failedPages"] == 1
 
 
 def test_audit_reports_a_page_redirected_off_the_list_as_an_error(strict_client: Any, site: Any) -> None:
@@ -270,3 +303,40 @@ def test_audit_reports_a_page_redirected_off_the_list_as_an_error(strict_client:
     assert "not in security.allowedDomains" in refused["error"] and "title" not in refused
     assert kept["title"].startswith("About") and "error" not in kept
     assert strict_client.post("/audit/page", json={"url": site.url("site_shop/index.html")}).status_code == 403
+
+
+@pytest.fixture(scope="module")
+def web_browser() -> Any:
+    """A browser of its own in which ``web.test`` (a name, not this machine's) reaches the test site."""
+    from cdp.browser import Browser
+
+    b = Browser(extra_flags=("--host-resolver-rules=MAP web.test 127.0.0.1",))
+    b.start()
+    yield b
+    b.stop()
+
+
+def test_navigate_refuses_a_page_the_web_redirected_into_this_machine(web_browser: Any, site: Any,
+                                                                     tmp_path: Any) -> None:
+    from app.api import create_app
+
+    app = create_app(make_config(tmp_path, **{"security.allowedDomains": ["web.test", "127.0.0.1", "localhost"]}),
+                     start_browser=False, browser_factory=lambda: web_browser)
+    app.extensions["pinchtab"].start(background=False)
+    client = app.test_client()
+    web = site.url("redirect").replace("127.0.0.1", "web.test")
+    before = len(web_browser.pages())
+    r = client.post("/navigate", json={"url": f"{web}?to={site.url('table.html')}"})
+    assert r.status_code == 403 and r.json["code"] == "navigation_blocked", r.json
+    assert r.json["details"] == {"field": "url", "host": "127.0.0.1", "from": "web.test",
+                                 "setting": "security.allowedDomains"}
+    assert len(web_browser.pages()) == before  # the tab it opened for the page is closed again
+    kept = client.post("/navigate", json={"url": site.url("form.html")}).json["tabId"]
+    r = client.post(f"/tabs/{kept}/navigate", json={"url": f"{web}?to={site.url('table.html')}"})
+    assert r.status_code == 403 and client.get(f"/tabs/{kept}/url").json["url"] == "about:blank"  # not left there
+    # The web's own redirects, and the machine's own pages sending the browser on, are as ever.
+    on_web = client.post("/navigate", json={"url": f"{web}?to=/table.html"})
+    assert on_web.status_code == 200 and on_web.json["url"] == site.url("table.html").replace("127.0.0.1", "web.test")
+    at_home = client.post("/navigate", json={"url": f"{site.url('redirect')}?to={site.url('form.html')}"})
+    assert at_home.status_code == 200 and at_home.json["title"] == "E2E Test - Form"
+    app.extensions["pinchtab"].stop()

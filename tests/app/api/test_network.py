@@ -1,5 +1,6 @@
 """Network capture and interception against real Chromium: GET /network (filters, broken),
-/network/{requestId} (bodies kept or not), POST /network/clear, the HAR export (JSON and file),
+/network/{requestId} (bodies kept or not), POST /network/clear, the HAR and NDJSON exports (inline and
+to a file),
 the two event streams (bounded, ended by a shutdown or the tab closing) and /network/route
 (gated; continue, abort and fulfill rules through the Fetch domain, alongside resource blocking)."""
 from __future__ import annotations
@@ -185,6 +186,32 @@ def test_har_export_to_a_file_in_the_state_dir(app: Any, client: Any, site: Any)
         assert r.status_code == 400 and r.json["code"] == "invalid_output_path", bad
 
 
+def test_ndjson_export_is_one_har_entry_a_line_inline_and_to_a_file(app: Any, client: Any, site: Any) -> None:
+    tab_id = _open(client, site)
+    _settled(client, tab_id)
+    har_entries = client.get(f"/network/export?tabId={tab_id}").json["log"]["entries"]
+    r = client.get(f"/network/export?tabId={tab_id}&format=ndjson")
+    assert r.status_code == 200 and r.content_type == "application/x-ndjson"
+    lines = r.get_data(as_text=True).splitlines()
+    assert [json.loads(line)["request"]["url"] for line in lines] == [e["request"]["url"] for e in har_entries]
+    r = client.get(f"/network/export?tabId={tab_id}&format=NDJSON&output=file&path=run.ndjson")
+    assert r.status_code == 200 and r.json["format"] == "ndjson" and r.json["entries"] == len(lines)
+    saved = app.extensions["pinchtab.config"].server.state_dir / "outputs" / "run.ndjson"
+    assert [json.loads(line)["request"]["method"] for line in saved.read_text().splitlines()] == ["GET"] * len(lines)
+    # Without a path the file is named for the format.
+    auto = client.get(f"/network/export?tabId={tab_id}&format=ndjson&output=file").json["path"]
+    assert auto.endswith(".ndjson") and "/exports/network-" in auto
+
+
+def test_an_unknown_export_format_is_refused_with_the_list_of_formats(client: Any, site: Any) -> None:
+    tab_id = _open(client, site)
+    for path in ("/network/export", "/network/export/stream"):
+        r = client.get(f"{path}?tabId={tab_id}&format=xml&path=x.xml")
+        assert r.status_code == 400, (path, r.json)
+        assert r.json["code"] == "unknown_format" and r.json["available"] == ["har", "ndjson"]
+        assert r.json["details"] == {"field": "format"}
+
+
 # --- streams ------------------------------------------------------------------------------------------------
 def _events(resp: Any) -> Iterator[tuple[str, dict[str, Any]]]:
     """The (event, data) pairs of an event stream read from a Flask test response, as they come."""
@@ -238,19 +265,21 @@ def test_streams_are_capped_and_give_their_place_back(app_factory: Any, site: An
     again.close()
 
 
-def test_a_streamed_export_writes_its_har_when_it_ends(app: Any, client: Any, site: Any) -> None:
+@pytest.mark.parametrize("fmt", ["har", "ndjson"])
+def test_a_streamed_export_writes_its_file_when_it_ends(app: Any, client: Any, site: Any, fmt: str) -> None:
     tab_id = _open(client, site, "network_title.html")
     assert client.get(f"/network/export/stream?tabId={tab_id}").status_code == 400  # path required
-    resp = client.get(f"/network/export/stream?tabId={tab_id}&path=exports/live.har&filter=network_data",
-                      buffered=False)
+    resp = client.get(f"/network/export/stream?tabId={tab_id}&path=exports/live.{fmt}&filter=network_data"
+                      f"&format={fmt}", buffered=False)
     events = _events(resp)
     assert client.post("/navigate", json={"url": site.url(ASSETS), "tabId": tab_id}).status_code == 200
     assert [next(events)[0] for _ in range(2)] == ["export", "export"]
     _shutdown(app)
     kind, done = next(events)
     assert (kind, done["entries"], done["reason"]) == ("done", 2, "shutdown")
-    saved = json.loads((app.extensions["pinchtab.config"].server.state_dir / "outputs" / "exports" / "live.har").read_text())
-    assert sorted(e["request"]["url"][-3:] for e in saved["log"]["entries"]) == ["n=1", "n=2"]
+    text = (app.extensions["pinchtab.config"].server.state_dir / "outputs" / "exports" / f"live.{fmt}").read_text()
+    entries = json.loads(text)["log"]["entries"] if fmt == "har" else [json.loads(x) for x in text.splitlines()]
+    assert sorted(e["request"]["url"][-3:] for e in entries) == ["n=1", "n=2"]
     resp.close()
 
 

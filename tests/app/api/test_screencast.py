@@ -87,6 +87,29 @@ def test_a_tab_is_cast_frame_by_frame_even_behind_another_tab(serve, site):
     ws.close()
 
 
+def test_a_still_page_keeps_streaming_its_last_frame_and_a_scroll_draws_a_new_one(serve, site):
+    srv = serve(**ON)
+    still = open_tab(srv, site.url("links.html"))  # still once loaded, and taller than the window
+    ws = cast(srv, f"tabId={still}&fps=5&quality=20&maxWidth=320")
+    assert json.loads(ws.recv())["type"] == "start"
+    seen: list[dict[str, Any]] = []
+
+    def repeated() -> dict[str, Any] | None:
+        seen.append(frames(ws, 1)[0])
+        return seen[-1] if seen[-1].get("repeat") else None
+
+    # Chrome draws while the page settles, then nothing: the last frame goes out again.
+    again = wait_until(repeated, 10)
+    drawn = [f for f in seen if not f.get("repeat")][-1]
+    assert (again["seq"], again["data"]) == (drawn["seq"], drawn["data"])
+    assert repeated() is not None  # and again
+    r = requests.post(srv.url("/action"), json={"tabId": still, "kind": "scroll", "scrollY": 300}, timeout=10)
+    assert r.status_code == 200, r.text
+    fresh = wait_until(lambda: next((f for f in frames(ws, 1) if not f.get("repeat")), None), 10)
+    assert fresh["seq"] > again["seq"] and fresh["metadata"]["scrollOffsetY"] > 0
+    ws.close()
+
+
 def test_two_viewers_share_a_cast_and_one_leaving_keeps_the_other(serve, site):
     srv = serve(**ON)
     ticking = open_tab(srv, site.url("capture_ticker.html"))

@@ -218,6 +218,7 @@ def test_encryption_without_a_key_is_refused_with_a_reason(app, client, site):
     r = client.post("/state/save", json={"name": "secret", "encrypt": True, "tabId": tab})
     assert r.status_code == 400 and r.json["code"] == "state_key_required"
     assert "PINCHTAB_STATE_KEY" in r.json["error"] and "security.stateEncryptionKey" in r.json["error"]
+    assert "encryption key" in r.json["error"]   # what the original's clients look for
     assert not sessions(app).exists() or os.listdir(sessions(app)) == []
 
 

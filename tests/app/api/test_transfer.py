@@ -361,7 +361,8 @@ def test_download_raw_and_to_a_file(dl_factory, fx):
     assert stat.S_IMODE(saved.stat().st_mode) == 0o600
 
     r = download(client, fx("/hello.txt"), output="file", path="mine/hello.txt")
-    assert r.status_code == 200 and (state_dir(app) / "outputs" / "mine" / "hello.txt").read_bytes() == b"hello from fixtures\n"
+    saved = state_dir(app) / "outputs" / "mine" / "hello.txt"
+    assert r.status_code == 200 and saved.read_bytes() == b"hello from fixtures\n"
     for bad in ("../../escape.txt", "/var/escape.txt"):
         r = download(client, fx("/hello.txt"), output="file", path=bad)
         assert r.status_code == 400 and r.json["code"] == "invalid_output_path", bad

@@ -400,6 +400,76 @@ def test_audit_summary_report_and_rendered_files(cli, site, tmp_path):
     assert cli("audit", good, "--format", "pdf").returncode == 2
 
 
+def seaportal_file(path: Path, site: Any, pages: dict[str, bool]) -> Path:
+    """A SeaPortal results file naming ``pages`` (page -> whether it recommends the browser)."""
+    path.write_text(json.dumps([
+        {"url": site.url(f"audit_site/{page}"), "title": f"{page} (SeaPortal)", "description": f"About {page}",
+         "confidence": 80, "statusCode": 200, "quality": 0.7,
+         "profile": {"decision": "browser-needed" if rec else "static-high-confidence", "browserRecommended": rec}}
+        for page, rec in pages.items()]))
+    return path
+
+
+def test_audit_of_a_seaportal_report_routes_pages_by_its_verdicts(cli, site, tmp_path):
+    report_file = seaportal_file(tmp_path / "seaportal.json", site,
+                                 {"index.html": True, "clean.html": False, "broken_assets.html": True})
+    report = json.loads(cli.ok("audit", "--seaportal-report", str(report_file), "--json"))
+    assert len(report["pages"]) == 3 and report["input"]["seaportalFormat"] == "seaportal-results/v0"
+    assert report["input"]["seaportalFile"] == str(report_file)
+    pages = {p["url"].rsplit("/", 1)[1]: p for p in report["pages"]}
+    clean = pages["clean.html"]
+    assert "screenshot" not in clean and clean["seaportal"]["title"] == "clean.html (SeaPortal)"
+    assert clean["seaportal"]["description"] == "About clean.html"
+    assert pages["index.html"]["screenshot"] and pages["index.html"]["seaportal"]["description"]
+    every = json.loads(cli.ok("audit", "--seaportal-report", str(report_file), "--enrich-all", "--screenshot=false",
+                              "--json"))
+    clean = next(p for p in every["pages"] if p["url"].endswith("clean.html"))
+    assert clean["browser"]["accessibilityScore"] == 100 and clean["title"] == "Clean Page | Audit Test Site"
+    # The summary names each page; --output-dir moves the screenshots out of the report.
+    out = cli.ok("audit", "--seaportal-report", str(report_file), "--output-dir", "sp")
+    assert out.startswith("Audited 3 page(s)")
+    written = json.loads((tmp_path / "sp" / "report.json").read_text())
+    assert all("screenshot" not in p for p in written["pages"])
+    assert (tmp_path / "sp" / "screenshots" / "page-001.png").read_bytes()[:4] == b"\x89PNG"
+    (tmp_path / "bad.json").write_text('{"not": "an array"}')
+    res = cli("audit", "--seaportal-report", "bad.json")
+    assert res.returncode == 2 and "must be a JSON array" in res.stderr
+    assert cli("audit", site.url("audit_site/clean.html"), "--seaportal-report", str(report_file)).returncode == 2
+    assert cli("audit", site.url("audit_site/clean.html"), "--enrich-all").returncode == 2
+    assert cli("audit").returncode == 2
+
+
+def test_audit_forms_page_reports_its_insecure_password_form(cli, site):
+    report = json.loads(cli.ok("audit", site.url("audit_site/forms.html"), "--screenshot=false", "--json"))
+    assert [f["ruleId"] for f in report["securityFindings"]] == ["insecure-password-form"]
+    md = cli.ok("audit", site.url("audit_site/forms.html"), "--screenshot=false", "--format", "md")
+    assert "\n## Security\n" in md and "insecure-password-form" in md and "high-severity security" in md
+
+
+def test_scrape_flags_preview_expand_and_no_browser(cli, site, tmp_path):
+    # The test server is on this machine, which the HTTP fetches refuse: each page the crawl reads
+    # goes to the browser as a fetch-error, and --no-browser / --preview have only that error to show.
+    start = site.url("scrape_site/index.html")
+    report = json.loads(cli.ok("scrape", start, "--timeout", "30", "--json"))
+    assert report["schemaVersion"] == "1.0" and len(report["pages"]) == 4 and report["pageGroups"]
+    assert all(p["source"] in ("http", "browser") and p["markdown"] for p in report["pages"])
+    app = next(p for p in report["pages"] if p["url"].endswith("app.html"))
+    assert app["source"] == "browser" and "JavaScript" in app["markdown"] and report["summary"]["browserPages"] >= 1
+    out = cli.ok("scrape", start, "--timeout", "30", "--max-pages", "2")
+    assert out.startswith("Scraped 2 page(s) · 0 http · 2 browser-rendered · 0 failed\n"), out
+    bare = json.loads(cli.ok("scrape", start, "--timeout", "30", "--no-browser", "--json"))
+    assert [p["source"] for p in bare["pages"]] == ["http"] and bare["summary"]["browserPages"] == 0
+    assert bare["pages"][0]["browserReasons"] == ["fetch-error"]
+    outline = cli.ok("scrape", start, "--timeout", "30", "--preview")
+    assert outline.startswith("Preview: 1 page(s) discovered") and "needs browser: fetch-error" in outline
+    expanded = json.loads(cli.ok("scrape", start, "--only", site.url("scrape_site/app.html"), "--json"))
+    assert [p["url"] for p in expanded["pages"]] == [site.url("scrape_site/app.html")]
+    assert expanded["pages"][0]["source"] == "browser" and "JavaScript" in expanded["pages"][0]["markdown"]
+    cli.ok("scrape", start, "--max-pages", "2", "--format", "md", "--output-dir", "scraped")
+    assert json.loads((tmp_path / "scraped" / "report.json").read_text())["pages"]
+    assert (tmp_path / "scraped" / "report.md").read_text().startswith("# Site scrape: Scrape Test Site\n")
+
+
 def test_record_scrape_compare_and_the_rest_of_storage_state_and_clipboard(cli, site):
     tab = cli.ok("nav", site.url("capture_ticker.html")).strip()
     started = json.loads(cli.ok("record", "start", "cli-ticker", "--scale", "0.25"))
@@ -427,10 +497,32 @@ def test_record_scrape_compare_and_the_rest_of_storage_state_and_clipboard(cli, 
     cleaned = json.loads(cli.ok("state", "clean", "--older-than", "0"))
     assert "cli-load" not in json.dumps(json.loads(cli.ok("state", "list"))), cleaned
 
-    pages = json.loads(cli.ok("scrape", site.url("site_shop/index.html"), "--max-pages", "3"))["pages"]
+    pages = json.loads(cli.ok("scrape", site.url("site_shop/index.html"), "--max-pages", "3", "--json"))["pages"]
     assert pages and pages[0]["url"].endswith("/site_shop/index.html") and len(pages) <= 3
     both = json.loads(cli.ok("compare", site.url("site_a11y_good.html"), site.url("site_a11y_bad.html")))
     assert both["live"]["accessibilityScore"] == 100 > both["staging"]["accessibilityScore"]
+
+
+def test_session_verbs_as_the_originals_scripts_run_them(cli):
+    made = json.loads(cli.ok("session", "create", "--agent-id", "e2e-agent", "--label", "e2e-test", "--json"))
+    assert made["status"] == "active" and made["agentId"] == "e2e-agent" and made["sessionToken"].startswith("pts_")
+    # Without --json just the token: export PINCHTAB_SESSION=$(pinchtab session create --agent-id A)
+    other = cli.ok("session", "create", "--agent-id", "e2e-other").strip()
+    assert other.startswith("pts_") and "\n" not in other
+    assert made["id"] in cli.ok("session", "list")
+    as_it = {"PINCHTAB_SESSION": made["sessionToken"]}
+    info = json.loads(cli.ok("session", "info", env=as_it))
+    assert info["agentId"] == "e2e-agent" and info["status"] == "active" and info["id"] == made["id"]
+    # A session revokes only itself; the token revokes any.
+    refused = cli("session", "revoke", made["id"], env={"PINCHTAB_SESSION": other})
+    assert refused.returncode == 1 and "session_forbidden" in refused.stderr
+    assert json.loads(cli.ok("session", "revoke", made["id"]))["status"] == "ok"
+    gone = cli("session", "info", env=as_it)
+    assert gone.returncode == 1 and "bad_session" in gone.stderr
+    # No session set: the original's message and a failure.
+    none = cli("session", "info")
+    assert none.returncode == 1 and "no session set" in none.stderr
+    assert cli("session", "create").returncode == 2
 
 
 def test_port_and_token_come_from_the_config_file(cli, bridge, tmp_path):
@@ -518,7 +610,7 @@ def test_nav_starts_the_local_server_when_none_answers(tmp_path, site, monkeypat
         assert cli("title", env={"PINCHTAB_SESSION": token}).stdout == "Orders\n"
         sessions = json.loads(cli("session", "list").stdout)
         assert [s["agentId"] for s in sessions] == ["bot-1"]
-        assert json.loads(cli("session", "revoke", sessions[0]["id"]).stdout)["status"] == "revoked"
+        assert json.loads(cli("session", "revoke", sessions[0]["id"]).stdout)["status"] == "ok"
         events = json.loads(cli("activity").stdout)["events"]
         assert any(e.get("path") == "/navigate" for e in events)
     finally:
@@ -600,5 +692,14 @@ def test_activity_and_audit_routing_in_server_mode(site, cookie_page, tmp_path, 
         assert res.returncode == 1 and "no running instance for profile 'nosuch-profile'" in res.stderr
         res = cli("audit", url, "--profile", default["profileName"], "--cookie", "a=b")
         assert res.returncode == 2 and "cannot be combined" in res.stderr
+        # A SeaPortal report with cookies: no URL on the command line, the cookies set for its pages.
+        report_file = tmp_path / "seaportal.json"
+        report_file.write_text(json.dumps([
+            {"url": url, "title": "Cookie page", "profile": {"browserRecommended": True}},
+            {"url": url + "?static", "profile": {"browserRecommended": False}}]))
+        report = json.loads(ok("audit", "--seaportal-report", str(report_file), "--cookie", "session=e2evalue",
+                               "--screenshot=false", "--json"))
+        assert len(report["pages"]) == 2 and not report["pages"][0].get("error")
+        assert "session=e2evalue" in seen[-1], seen
     finally:
         server.stop()

@@ -219,10 +219,13 @@ def test_every_bridge_route_but_the_meta_ones_is_forwarded(tmp_path):
     # The WebSockets (debug sessions, the screencast) are relayed frame for frame.
     forwarded = routes(server, "proxy.") | routes(server, "debug_relay.") | routes(server, "screencast_relay.")
     # The server answers these itself: its health, document, shutdown and agent sessions.
-    own = ("/health", "/openapi.json", "/help", "/shutdown", "/sessions", "/sessions/<session_id>",
-           "/static/<path:filename>")
+    own = ("/health", "/openapi.json", "/help", "/shutdown", "/sessions", "/sessions/me", "/sessions/<session_id>",
+           "/sessions/<session_id>/revoke", "/static/<path:filename>")
     wanted = {(rule, m) for rule, m in routes(bridge) if rule not in own}
+    # Plus the original's path to one instance's screencast, which only the server has.
+    wanted.add(("/instances/<instance_id>/proxy/screencast", "GET"))
     assert forwarded == wanted and ("/tabs/<tab_id>/snapshot", "GET") in forwarded
+    assert {("/sessions/me", "GET"), ("/sessions/<session_id>/revoke", "POST")} <= routes(server, "sessions.")
     paths = server.test_client().get("/openapi.json").json["paths"]
     assert "/navigate" in paths and "/instances/start" in paths
     assert ("/shutdown", "POST") in routes(server, "server.") and ("/sessions", "POST") in routes(server, "sessions.")
@@ -234,10 +237,11 @@ def test_health_says_error_when_the_manager_is_gone(tmp_path):
     assert r.json["defaultInstance"] is None
 
 
-def test_query_token_opens_only_the_event_stream_and_the_dashboard_needs_none(tmp_path):
+def test_a_query_token_opens_nothing_and_the_dashboard_needs_none(tmp_path):
     c = _server_app(tmp_path, **{"server.token": "tok"}).test_client()
-    assert c.get("/api/events?token=bad").json["code"] == "bad_token"
-    r = c.get("/api/events?token=tok")
+    # As in the original, a token in a URL is no credential (URLs end up in logs): the event stream too.
+    assert c.get("/api/events?token=tok").json["code"] == "missing_token"
+    r = c.get("/api/events", headers={"Authorization": "Bearer tok"})
     assert r.status_code == 503 and r.json["code"] == "manager_unavailable"  # past the token check
     assert c.get("/instances?token=tok").json["code"] == "missing_token"
     page = c.get("/dashboard")

@@ -280,7 +280,7 @@ def test_get_with_an_unsafe_name_is_400(client: Any) -> None:
 # --- update --------------------------------------------------------------------------------------------
 def test_patch_changes_description_and_use_when(client: Any) -> None:
     create(client, "meta-target", description="old", useWhen="never")
-    resp = client.patch("/profiles/meta-target", json={"description": "new"})
+    resp = client.patch(f"/profiles/{expected_id('meta-target')}", json={"description": "new"})
     assert resp.status_code == 200
     assert resp.get_json()["description"] == "new"
     assert resp.get_json()["useWhen"] == "never"
@@ -294,7 +294,7 @@ def test_patch_changes_description_and_use_when(client: Any) -> None:
 
 def test_patch_renames_and_the_id_follows(client: Any, base_dir: Path) -> None:
     create(client, "before", description="kept")
-    resp = client.patch("/profiles/before", json={"name": "after"})
+    resp = client.patch(f"/profiles/{expected_id('before')}", json={"name": "after"})
     assert resp.status_code == 200
     body = resp.get_json()
     assert (body["name"], body["id"], body["description"]) == ("after", expected_id("after"), "kept")
@@ -302,6 +302,20 @@ def test_patch_renames_and_the_id_follows(client: Any, base_dir: Path) -> None:
     assert_error(client.get(f"/profiles/{expected_id('before')}"), 404, "profile_not_found")
     assert client.get(f"/profiles/{expected_id('after')}").get_json()["description"] == "kept"
     assert not (base_dir / "before").exists() and (base_dir / "after").is_dir()
+
+
+def test_changing_deleting_or_resetting_takes_the_id_not_the_name(client: Any, base_dir: Path) -> None:
+    made = create(client, "by-name", description="kept")
+    for resp in (client.patch("/profiles/by-name", json={"name": "new-name"}),
+                 client.patch("/profiles/by-name", json={"description": "changed"}),
+                 client.delete("/profiles/by-name"),
+                 client.post("/profiles/by-name/reset")):
+        body = assert_error(resp, 404, "profile_not_found")
+        assert "not its name" in body["error"] and body["details"]["id"] == made["id"]
+    assert (base_dir / "by-name").is_dir()
+    assert client.get("/profiles/by-name").get_json()["description"] == "kept"  # reads take either
+    assert client.get(f"/profiles/{made['id']}/logs").status_code == 200
+    assert client.delete(f"/profiles/{made['id']}").status_code == 200
 
 
 def test_patch_with_nothing_to_change_is_400(client: Any) -> None:
@@ -316,8 +330,9 @@ def test_patch_with_nothing_to_change_is_400(client: Any) -> None:
 def test_patch_errors(client: Any) -> None:
     create(client, "one")
     create(client, "two")
-    assert_error(client.patch("/profiles/one", json={"name": "two"}), 409, "profile_exists")
-    assert_error(client.patch("/profiles/one", json={"name": "../escape"}), 400, "bad_profile")
+    one = expected_id("one")
+    assert_error(client.patch(f"/profiles/{one}", json={"name": "two"}), 409, "profile_exists")
+    assert_error(client.patch(f"/profiles/{one}", json={"name": "../escape"}), 400, "bad_profile")
     assert_error(client.patch("/profiles/ghost", json={"description": "x"}), 404, "profile_not_found")
     assert sorted(p["name"] for p in client.get("/profiles").get_json()) == ["one", "two"]
 
@@ -349,13 +364,13 @@ def test_delete_removes_the_profile(client: Any, base_dir: Path) -> None:
 def test_delete_of_a_locked_profile_is_409(app: Flask, client: Any, base_dir: Path) -> None:
     create(client, "busy")
     with store_of(app).lock("busy", "bridge:9868"):
-        body = assert_error(client.delete("/profiles/busy"), 409, "profile_in_use")
+        body = assert_error(client.delete(f"/profiles/{expected_id('busy')}"), 409, "profile_in_use")
         assert "bridge:9868" in body["details"]["holder"]
         listed = client.get("/profiles/busy").get_json()
         assert listed["running"] is True
         assert (base_dir / "busy").is_dir()
-        assert_error(client.patch("/profiles/busy", json={"name": "moved"}), 409, "profile_in_use")
-    assert client.delete("/profiles/busy").status_code == 200
+        assert_error(client.patch(f"/profiles/{expected_id('busy')}", json={"name": "moved"}), 409, "profile_in_use")
+    assert client.delete(f"/profiles/{expected_id('busy')}").status_code == 200
     assert not (base_dir / "busy").exists()
 
 
@@ -371,7 +386,7 @@ def test_reset_removes_browsing_state_and_keeps_the_profile(client: Any, base_di
     for rel in RESET_GONE:
         assert (base_dir / "resettable" / rel).exists(), rel
 
-    resp = client.post("/profiles/resettable/reset")
+    resp = client.post(f"/profiles/{expected_id('resettable')}/reset")
     assert resp.status_code == 200
     assert resp.get_json() == {"status": "reset", "id": expected_id("resettable"), "name": "resettable"}
     for rel in RESET_GONE:
@@ -388,7 +403,7 @@ def test_reset_errors(app: Flask, client: Any, base_dir: Path) -> None:
     create(client, "held")
     make_user_data_dir(base_dir / "held", singleton=None)
     with store_of(app).lock("held", "bridge:9869"):
-        assert_error(client.post("/profiles/held/reset"), 409, "profile_in_use")
+        assert_error(client.post(f"/profiles/{expected_id('held')}/reset"), 409, "profile_in_use")
         assert (base_dir / "held" / "Default" / "Cookies").exists()
 
 

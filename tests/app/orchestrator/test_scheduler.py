@@ -1,9 +1,11 @@
 """The task queue (app/orchestrator/scheduler.py) as pure logic: fairness between agents, its
-bounds, cancelling, and its workers (a runner we control stands in for the browser call; the
-real call through a server is in test_server_routes.py)."""
+bounds, cancelling, deadlines, the result TTL, the original's names and counters, and its workers
+(a runner we control stands in for the browser call; the real call through a server is in
+test_server_routes.py)."""
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -91,3 +93,61 @@ def test_workers_run_tasks_and_keep_their_answers_and_a_broken_runner_fails_one_
         s.stop()
     with pytest.raises(APIError):
         s.submit("a", "GET", "/title")  # stopped: no new work
+
+
+def test_a_task_whose_deadline_passed_in_the_queue_is_not_run_and_counts_as_expired():
+    ran: list[str] = []
+    s = Scheduler(lambda task: (ran.append(task.id), (200, {}))[1], workers=1, limits=lambda: (10, 10))
+    late, _ = s.submit("a", "GET", "/title", deadline=time.time() - 1)
+    soon, _ = s.submit("a", "GET", "/url", deadline=time.time() + 60)
+    assert s.next_task(0.01) is soon  # the late one was skipped, not run
+    assert s.get(late.id).status == FAILED and "deadline" in s.get(late.id).record()["error"]
+    metrics = s.stats()["metrics"]
+    assert (metrics["tasksExpired"], metrics["tasksFailed"], metrics["tasksSubmitted"]) == (1, 1, 2)
+    assert s.get(soon.id).record()["deadline"].endswith("Z") and not ran
+
+
+def test_records_speak_the_originals_names_too_and_lists_filter_by_several_states():
+    s = idle_scheduler()
+    done, _ = s.submit("a", "POST", "/tabs/T1/action", {"kind": "click"}, action="click", tab_id="T1")
+    queued, _ = s.submit("a", "GET", "/title")
+    cancelled, _ = s.submit("a", "GET", "/url")
+    s.cancel(cancelled.id)
+    s.complete(s.next_task(0.01), 200, {"success": True})
+    record = s.get(done.id).record()
+    assert (record["state"], record["status"], record["action"], record["tabId"]) == ("done", "done", "click", "T1")
+    assert record["completedAt"] == record["finishedAt"] and record["latencyMs"] >= 0
+    assert s.get(queued.id).record()["action"] == "GET /title"  # a call given as such names itself
+    assert {t.id for t in s.list(status=("done", "cancelled"))} == {done.id, cancelled.id}
+    assert [t.id for t in s.list(status="queued")] == [queued.id]
+    other = idle_scheduler()
+    failed, _ = other.submit("b", "GET", "/title")
+    other.complete(other.next_task(0.01), 404, {"error": "tab not found", "code": "tab_not_found"})
+    assert other.get(failed.id).record()["error"] == "tab not found"
+
+
+def test_stats_give_the_originals_queue_and_metrics_with_rejections():
+    s = Scheduler(lambda task: (200, {}), workers=1, limits=lambda: (10, 1))
+    s.submit("a", "GET", "/title")
+    with pytest.raises(QueueFull):
+        s.submit("a", "GET", "/url")
+    s.submit("b", "GET", "/title")
+    running = s.next_task(0.01)
+    stats = s.stats()
+    assert stats["queue"]["totalQueued"] == 1 and stats["queue"]["totalInflight"] == 1
+    assert stats["queue"]["agents"][running.agent_id] == {"queued": 0, "inflight": 1}
+    assert stats["metrics"]["tasksRejected"] == 1 and stats["metrics"]["agents"]["a"]["rejected"] == 1
+    assert stats["metrics"]["tasksSubmitted"] == 2 and stats["perAgent"] == {"b" if running.agent_id == "a" else "a": 1}
+
+
+def test_finished_tasks_are_forgotten_after_the_result_ttl():
+    ttl = [0.0]
+    s = Scheduler(lambda task: (200, {}), workers=1, limits=lambda: (10, 10), result_ttl_s=lambda: ttl[0])
+    old, _ = s.submit("a", "GET", "/title")
+    s.complete(s.next_task(0.01), 200, {})
+    s.get(old.id).finished = time.time() - 10  # it finished a while ago
+    assert s.get(old.id).status == DONE  # no TTL: kept
+    ttl[0] = 5.0
+    with pytest.raises(APIError) as gone:
+        s.get(old.id)
+    assert gone.value.status == 404 and s.list() == []

@@ -54,3 +54,24 @@ def test_server_mode_relays_the_cast_and_forwards_recordings(shared_server: Serv
     saved = wait_until(lambda: (s := sp.get("/record/status").json())["state"] == "finished" and s, 30)
     assert saved["path"] == stopped["path"] and saved["size"] > 0
     sp.post("/close", json={"tabId": tab_id})
+
+
+def test_the_originals_instance_path_casts_a_still_page_without_pause(shared_server: ServerProcess,
+                                                                     shared_token: str, site: Any) -> None:
+    sp = shared_server
+    r = sp.post("/navigate", json={"url": site.url("links.html")})
+    assert r.status_code == 200, r.text
+    tab_id = r.json()["tabId"]
+    owner = next(t["instanceId"] for t in sp.get("/instances/tabs?fresh=1").json() if t["id"] == tab_id)
+    base = sp.base.replace("http://", "ws://")
+    ws = websocket.create_connection(f"{base}/instances/{owner}/proxy/screencast?tabId={tab_id}&fps=5&quality=20"
+                                     "&maxWidth=320", timeout=10, header=[f"Authorization: Bearer {shared_token}"],
+                                     skip_utf8_validation=True)
+    try:
+        assert json.loads(ws.recv())["tabId"] == tab_id
+        # A still page draws once; its frame keeps coming, so a viewer sees the cast is alive.
+        got = frames(ws, 3)
+        assert any(f.get("repeat") for f in got) and len({f["seq"] for f in got}) < 3
+    finally:
+        ws.close()
+        sp.post("/close", json={"tabId": tab_id})

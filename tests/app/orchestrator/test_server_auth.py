@@ -1,8 +1,9 @@
-"""Who may do what on the server, past the token check: the dashboard cookie's same-origin rule for
-WebSockets and GETs that act, agent sessions kept to their own instances and activity, wrong-token
-limits per client address (the one a trusted proxy forwarded), and what the public ``/health``
-says. Real ``pinchtab server`` and ``pinchtab bridge`` processes; the address and origin rules
-also as pure functions."""
+"""Who may do what on the server, past the token check: the dashboard cookie's routes and its
+same-origin rule for WebSockets and GETs that act, agent sessions kept to their own instances and
+activity, wrong-token limits per client address (the one a trusted proxy forwarded, under
+``server.trustProxyHeaders``), no token in a query string, and what the public ``/health`` says.
+Real ``pinchtab server`` and ``pinchtab bridge`` processes; the address and origin rules also as
+pure functions."""
 from __future__ import annotations
 
 import secrets
@@ -16,7 +17,14 @@ from support.servers import ServerProcess
 from support.waits import wait_until
 
 from app import auth
-from app.forwarded import TrustedProxies, client_address, parse_address
+from app.forwarded import (
+    TrustedProxies,
+    client_address,
+    parse_address,
+    remember_trusted,
+    request_client,
+    request_scheme,
+)
 from app.ratelimit import FAILURE_WINDOW_S, FAILURES_PER_WINDOW, FailureLimiter, bucket
 
 LOCAL = TrustedProxies.parse("127.0.0.1,::1")   # gunicorn's default forwarded_allow_ips
@@ -91,6 +99,42 @@ def test_which_requests_need_the_dashboards_origin_when_a_cookie_is_all_they_car
             assert auth.changes_state(request) is expected, (method, path)
 
 
+def test_forwarded_headers_are_believed_only_with_the_switch_on_and_from_a_trusted_proxy():
+    app = Flask("forwarded")
+    remember_trusted(app, "127.0.0.1,::1")
+    headers = {"X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https"}
+
+    def seen(on: bool, peer: str, extra: dict[str, str] | None = None) -> tuple[str, str, bool]:
+        app.extensions["pinchtab.config"] = type("C", (), {"server": type("S", (), {"trust_proxy_headers": on})})()
+        with app.test_request_context("/", headers={**headers, **(extra or {})}, environ_base={"REMOTE_ADDR": peer}):
+            return request_client(request, app), request_scheme(request, app), auth.same_origin(request)
+
+    ours = {"Origin": "https://localhost"}
+    # Off (the default): the proxy on this machine is not believed either.
+    assert seen(False, "127.0.0.1", ours) == ("127.0.0.1", "http", True)   # scheme unknown: host and port decide
+    # On: believed from a trusted proxy only; the scheme then counts for "our own page".
+    assert seen(True, "127.0.0.1", ours) == ("203.0.113.9", "https", True)
+    assert seen(True, "127.0.0.1", {"Origin": "http://localhost"})[2] is False
+    assert seen(True, "192.0.2.50", ours) == ("192.0.2.50", "http", True)
+    assert seen(True, "127.0.0.1", {"X-Forwarded-Proto": "", "Forwarded": "for=1.2.3.4;proto=https"})[1] == "https"
+    assert seen(True, "127.0.0.1", {"X-Forwarded-Proto": "gopher"})[1] == "http"
+
+
+def test_the_cookie_opens_the_routes_the_dashboard_calls_and_no_other():
+    app = Flask("cookie-routes")
+    opened = [("GET", "/health"), ("GET", "/api/config"), ("PUT", "/api/config"), ("GET", "/instances/i1/tabs"),
+              ("GET", "/instances/i1/proxy/screencast"), ("GET", "/tabs/T1/screenshot"), ("GET", "/api/events"),
+              ("POST", "/api/auth/elevate"), ("POST", "/instances/i1/restart"), ("DELETE", "/sessions/ses_1"),
+              ("POST", "/sessions/ses_1/revoke"), ("GET", "/events"), ("POST", "/debug/sessions/d/commands"),
+              ("POST", "/tabs/T1/debug"), ("PATCH", "/profiles/work"), ("GET", "/sessions/me")]
+    closed = [("GET", "/download"), ("GET", "/tabs/T1/download"), ("GET", "/tabs/T1/snapshot"), ("POST", "/navigate"),
+              ("POST", "/shutdown"), ("POST", "/evaluate"), ("GET", "/cookies"), ("POST", "/state/save"),
+              ("GET", "/debug"), ("GET", "/tabs/T1/screenshot/x"), ("PUT", "/api/config/x"), ("GET", "/instances/i1")]
+    for (method, path), expected in [(c, True) for c in opened] + [(c, False) for c in closed]:
+        with app.test_request_context(path, method=method):
+            assert auth.cookie_opens(request) is expected, (method, path)
+
+
 # --- the dashboard cookie: GETs that act and WebSockets --------------------------------------------------
 def login_cookie(server: ServerProcess, token: str) -> dict[str, str]:
     r = requests.post(server.base + "/api/auth/login", json={"token": token}, timeout=10)
@@ -104,37 +148,57 @@ def test_a_cookie_alone_does_not_open_websockets_or_gets_that_act(server, shared
     nav = server.post("/navigate", json={"url": site.url("counter.html")}, headers={"X-Agent-Id": "cookie-test"})
     tab = nav.json()["tabId"]
     try:
-        # Reading is fine with the cookie alone; acting or writing a file is not.
-        assert requests.get(f"{server.base}/tabs/{tab}/snapshot", cookies=jar, timeout=30).status_code == 200
-        for path in (f"/tabs/{tab}/snapshot?output=file", f"/tabs/{tab}/capture",
-                     f"/tabs/{tab}/navigate?url={site.url('form.html')}", f"/tabs/{tab}/screenshot?output=file"):
-            r = requests.get(server.base + path, cookies=jar, timeout=30)
-            assert r.status_code == 403 and r.json()["code"] == "csrf_failed", (path, r.text)
-            assert set(r.json()) <= {"error", "code"}
-        # From our own page (its Origin or Referer) they go through.
-        r = requests.get(f"{server.base}/tabs/{tab}/snapshot?output=file", cookies=jar, headers=ours, timeout=30)
+        # Reading is fine with the cookie alone; writing a file is not.
+        assert requests.get(f"{server.base}/tabs/{tab}/screenshot", cookies=jar, timeout=30).status_code == 200
+        r = requests.get(f"{server.base}/tabs/{tab}/screenshot?output=file", cookies=jar, timeout=30)
+        assert r.status_code == 403 and r.json()["code"] == "origin_forbidden", r.text
+        # From our own page (its Origin or Referer) it goes through.
+        r = requests.get(f"{server.base}/tabs/{tab}/screenshot?output=file", cookies=jar, headers=ours, timeout=30)
         assert r.status_code == 200 and r.json()["path"], r.text
-        r = requests.get(f"{server.base}/tabs/{tab}/capture?output=inline", cookies=jar, timeout=30)
-        assert r.status_code == 200, r.text   # no file: a read
-        # WebSockets: the screencast and the debug socket (their upgrade is a GET).
+        # Routes the dashboard does not call stay closed to it, from our page too.
+        for path in (f"/tabs/{tab}/navigate?url={site.url('form.html')}", f"/tabs/{tab}/capture"):
+            r = requests.get(server.base + path, cookies=jar, timeout=30)
+            assert r.status_code == 403 and r.json()["code"] == "origin_forbidden", (path, r.text)
+            r = requests.get(server.base + path, cookies=jar, headers=ours, timeout=30)
+            assert r.status_code == 403 and r.json()["code"] == "header_auth_required", (path, r.text)
+        # WebSockets (their upgrade is a GET): the screencast, on our path and the original's.
+        default = server.health()["defaultInstance"]["id"]
         ws_base = server.base.replace("http://", "ws://")
         cookie = f"{auth.COOKIE}={jar[auth.COOKIE]}"
-        for path in (f"/screencast?tabId={tab}", "/debug?role=agent&sessionId=nope"):
+        casts = (f"/screencast?tabId={tab}&fps=5", f"/instances/{default}/proxy/screencast?tabId={tab}&fps=5")
+        for path in casts:
             with pytest.raises(websocket.WebSocketBadStatusException) as refused:
                 websocket.create_connection(ws_base + path, timeout=10, cookie=cookie, suppress_origin=True)
-            assert refused.value.status_code == 403 and b"csrf_failed" in refused.value.resp_body, path
-        ws = websocket.create_connection(f"{ws_base}/screencast?tabId={tab}&fps=5", timeout=10, cookie=cookie,
-                                         origin=server.base, skip_utf8_validation=True)
-        try:
-            assert ws.recv()   # the relay's first message: the cast is open
-        finally:
-            ws.close()
-        with pytest.raises(websocket.WebSocketBadStatusException) as unknown:   # past the cookie rule
+            assert refused.value.status_code == 403 and b"origin_forbidden" in refused.value.resp_body, path
+            with pytest.raises(websocket.WebSocketBadStatusException) as elsewhere:   # app.web_origin
+                websocket.create_connection(ws_base + path, timeout=10, cookie=cookie, origin="http://evil.example")
+            assert elsewhere.value.status_code == 403 and b"origin_not_allowed" in elsewhere.value.resp_body, path
+            ws = websocket.create_connection(ws_base + path, timeout=10, cookie=cookie, origin=server.base,
+                                             skip_utf8_validation=True)
+            try:
+                assert ws.recv()   # the relay's first message: the cast is open
+            finally:
+                ws.close()
+        with pytest.raises(websocket.WebSocketBadStatusException) as unknown:
+            websocket.create_connection(f"{ws_base}/instances/inst_00000000/proxy/screencast?tabId={tab}",
+                                        timeout=10, cookie=cookie, origin=server.base)
+        assert unknown.value.status_code == 404 and b"instance_not_found" in unknown.value.resp_body
+        # The debug socket's agent role takes the token, not the cookie.
+        with pytest.raises(websocket.WebSocketBadStatusException) as agent:
             websocket.create_connection(f"{ws_base}/debug?role=agent&sessionId=nope", timeout=10, cookie=cookie,
                                         origin=server.base)
-        assert unknown.value.status_code == 404
+        assert agent.value.status_code == 403 and b"header_auth_required" in agent.value.resp_body
     finally:
         server.post("/close", json={"tabId": tab})
+
+
+def test_a_token_in_the_query_string_is_no_credential(server, shared_token):
+    for path in ("/instances", "/api/events", "/api/config"):
+        r = requests.get(f"{server.base}{path}?token={shared_token}", timeout=10)
+        assert r.status_code == 401 and r.json()["code"] == "missing_token", (path, r.text)
+    # /health answers everyone (ours on purpose), and a query token changes nothing there.
+    public = requests.get(f"{server.base}/health?token={shared_token}", timeout=10).json()
+    assert public["status"] == "ok" and "security" not in public
 
 
 # --- agent sessions: their own instances and activity -----------------------------------------------------
@@ -149,7 +213,7 @@ def forbidden(r: requests.Response) -> bool:
 
 def test_a_session_stops_only_the_instances_it_started_and_deletes_no_profile(server):
     agent = f"owner-{secrets.token_hex(3)}"
-    token = server.post("/sessions", json={"agentId": agent}).json()["token"]
+    token = server.post("/sessions", json={"agentId": agent}).json()["sessionToken"]
     default = server.health()["defaultInstance"]["id"]
     default_profile = server.get(f"/instances/{default}").json()["profileName"]
     # Not its own: the default instance (by id, by its profile), restarts included.
@@ -163,21 +227,22 @@ def test_a_session_stops_only_the_instances_it_started_and_deletes_no_profile(se
     assert mine["ownerAgent"] == agent
     assert server.get(f"/instances/{mine['id']}").json()["ownerAgent"] == agent
     server.wait_status(mine["id"], "running")
-    other = server.post("/sessions", json={"agentId": f"other-{secrets.token_hex(3)}"}).json()["token"]
+    other = server.post("/sessions", json={"agentId": f"other-{secrets.token_hex(3)}"}).json()["sessionToken"]
     assert forbidden(as_session(server, other, "POST", f"/instances/{mine['id']}/stop"))
     stopped = as_session(server, token, "POST", f"/instances/{mine['id']}/stop")
     assert stopped.status_code == 200 and stopped.json() == {"status": "stopped", "id": mine["id"]}, stopped.text
     # Profiles hold every agent's logins: deleting or resetting one takes the token.
     name = f"keep-{secrets.token_hex(3)}"
-    assert server.post("/profiles", json={"name": name}).status_code == 201
+    made = server.post("/profiles", json={"name": name})
+    assert made.status_code == 201
     assert forbidden(as_session(server, token, "DELETE", f"/profiles/{name}"))
     assert forbidden(as_session(server, token, "POST", f"/profiles/{name}/reset"))
-    assert server.request("DELETE", f"/profiles/{name}").json()["status"] == "deleted"
+    assert server.request("DELETE", f"/profiles/{made.json()['id']}").json()["status"] == "deleted"
 
 
 def test_a_session_reads_its_own_agents_activity_only(server, site):
     agent, other = f"reader-{secrets.token_hex(3)}", f"neighbour-{secrets.token_hex(3)}"
-    token = server.post("/sessions", json={"agentId": agent}).json()["token"]
+    token = server.post("/sessions", json={"agentId": agent}).json()["sessionToken"]
     mine = as_session(server, token, "POST", "/navigate", json={"url": site.url("counter.html")})
     theirs = server.post("/navigate", json={"url": site.url("form.html")}, headers={"X-Agent-Id": other})
     assert mine.status_code == 200 and theirs.status_code == 200
@@ -202,7 +267,7 @@ def test_a_session_reads_its_own_agents_activity_only(server, site):
         assert logs and {e["agentId"] for e in logs} == {agent}
         assert forbidden(as_session(server, token, "GET", f"/profiles/{profile}/analytics"))
         assert forbidden(as_session(server, token, "GET", f"/tasks?agentId={other}"))
-        assert all(t["agentId"] == agent for t in as_session(server, token, "GET", "/tasks").json())
+        assert all(t["agentId"] == agent for t in as_session(server, token, "GET", "/tasks").json()["tasks"])
     finally:
         for tab in tabs:
             server.post("/close", json={"tabId": tab})
@@ -228,10 +293,11 @@ def test_wrong_tokens_are_limited_per_forwarded_client_and_the_right_token_works
     # A client a proxy put before ours is not the one we count: the right-most untrusted address is.
     assert call(shared_token, f"{guesser}, {bystander}").status_code == 200
     assert call(shared_token, f"{bystander}, {guesser}").status_code == 429
-    # Logins count in the same allowance, keyed on the forwarded client too.
+    # Logins count in the same allowance, keyed on the forwarded client too (the original's answer there).
     login = server.base + "/api/auth/login"
     r = requests.post(login, json={"token": shared_token}, headers={"X-Forwarded-For": guesser}, timeout=10)
-    assert r.status_code == 429 and r.json()["code"] == "rate_limited" and r.headers["Retry-After"]
+    assert r.status_code == 429 and r.json()["code"] == "login_rate_limited" and r.headers["Retry-After"]
+    assert r.json()["details"]["retryAfterSec"] == int(r.headers["Retry-After"])
     for _ in range(FAILURES_PER_WINDOW):
         r = requests.post(login, json={"token": "nope"}, headers={"X-Forwarded-For": login_guesser}, timeout=10)
         assert r.status_code == 401
@@ -241,11 +307,13 @@ def test_wrong_tokens_are_limited_per_forwarded_client_and_the_right_token_works
     assert r.status_code == 200
 
 
-def test_a_bridge_limits_wrong_tokens_and_believes_only_the_proxies_gunicorn_trusts(bridge_process):
+def test_a_bridge_limits_wrong_tokens_and_ignores_forwarded_headers_by_default(bridge_process):
     token = "lone-bridge-t0ken-" + secrets.token_hex(4)
-    # The proxy gunicorn trusts is elsewhere: our own calls come from an untrusted peer, so their
-    # X-Forwarded-For is a forgery, ignored; every guess counts against 127.0.0.1.
-    bridge = bridge_process(env={"PINCHTAB_TOKEN": token, "FORWARDED_ALLOW_IPS": "10.11.12.13"})
+    # server.trustProxyHeaders is off (the original's default): even from this machine, which
+    # gunicorn's forwarded_allow_ips lists, X-Forwarded-For is ignored; every guess counts against
+    # 127.0.0.1. (With the switch on, a peer gunicorn does not list is ignored the same way: the
+    # pure tests above.)
+    bridge = bridge_process(env={"PINCHTAB_TOKEN": token})
     bridge.wait_healthy(45)
 
     def tabs(given: str, forged: str) -> requests.Response:

@@ -210,8 +210,8 @@ def test_lifecycle_events_stream_as_sse_and_resume_from_last_event_id(server):
     connected = threading.Event()
 
     def listen() -> None:
-        # EventSource cannot send headers: the token goes in the query on this one route.
-        with requests.get(f"{server.base}/api/events?token={TOKEN}", stream=True, timeout=(5, 30)) as r:
+        with requests.get(f"{server.base}/api/events", headers={"Authorization": f"Bearer {TOKEN}"}, stream=True,
+                          timeout=(5, 30)) as r:
             assert r.status_code == 200 and r.headers["Content-Type"].startswith("text/event-stream")
             event: dict[str, Any] = {}
             for line in r.iter_lines(decode_unicode=True):

@@ -1,6 +1,7 @@
 """Server mode's own routes as a user calls them: a real ``pinchtab server`` with its manager, real
-bridges and Chromium. Instances, attach-bridge (a real standalone ``pinchtab bridge``), metrics,
-the log stream, the config API, agents, strategy status, the task queue and shutdown."""
+bridges and Chromium. Instances (their extensions, their metrics), attach-bridge (a real standalone
+``pinchtab bridge``), the log stream, the config API, agents, strategy status, the task queue (in
+our form and the original's, batches, cancelling) and shutdown."""
 from __future__ import annotations
 
 import json
@@ -66,6 +67,44 @@ def test_the_log_stream_and_metrics_show_a_running_instance(server):
     assert overall["server"]["instancesByStatus"]["running"] >= 1 and overall["server"]["threads"] > 1
     assert default in {m["id"] for m in overall["instances"]}
     assert server.get("/instances/inst_00000000/logs/stream").json()["code"] == "instance_not_found"
+
+
+def test_the_default_instance_loads_the_configured_extensions_and_callers_cannot_add_any(server):
+    default = server.health()["defaultInstance"]["id"]
+    folder = str(server.home / "blank-extension")  # the one the shared server's config names (conftest)
+
+    def logged() -> str | None:
+        text = server.get(f"/instances/{default}/logs").text
+        return text if "browser initialized successfully" in text else None
+
+    assert f"loading extensions paths={folder}" in wait_until(logged, 30, 0.1)
+    for path in ("/instances/start", "/instances/launch", "/profiles/default/start"):
+        r = server.post(path, json={"extensionPaths": [folder]})
+        assert r.status_code == 400 and r.json()["details"]["field"] == "extensionPaths", (path, r.text)
+        assert "extensionPaths are not supported on instance start requests" in r.json()["error"]
+
+
+def test_metrics_carry_the_originals_instance_id_and_js_heap(server, site):
+    tab = server.post("/navigate", json={"url": site.url("table.html")}).json()["tabId"]
+    try:
+        default = server.health()["defaultInstance"]["id"]
+        mine = {m["instanceId"]: m for m in server.get("/instances/metrics").json()}[default]
+        assert mine["id"] == default and mine["profileName"] == "default"
+        assert mine["jsHeapUsedMB"] > 0 and mine["jsHeapTotalMB"] >= mine["jsHeapUsedMB"]
+    finally:
+        server.post("/close", json={"tabId": tab})
+
+
+def test_a_browser_the_server_does_not_run_is_a_conflict_through_the_proxy(server, site):
+    tab = server.post("/navigate", json={"url": site.url("table.html")}).json()["tabId"]
+    try:
+        for path in ("/text", "/snapshot", f"/tabs/{tab}/text"):
+            for engine in ("ghost-chrome", "cloak"):
+                r = server.get(f"{path}?browser={engine}")
+                assert r.status_code == 409 and r.json()["code"] == "browser_conflict", (path, engine, r.text)
+        assert server.get(f"/tabs/{tab}/text?browser=chrome").status_code == 200
+    finally:
+        server.post("/close", json={"tabId": tab})
 
 
 def test_a_bad_port_or_unknown_instance_is_a_clear_4xx(server):
@@ -217,7 +256,90 @@ def test_a_queued_task_runs_as_its_agent_and_only_browser_routes_queue(server, s
         r = server.post("/tasks", json={"path": path})
         assert r.status_code == 400 and r.json()["code"] == "task_path_not_allowed", (path, r.text)
     assert server.request("DELETE", f"/tasks/{task['taskId']}").json()["code"] == "task_not_queued"
-    assert server.get("/tasks?agentId=agent-q").json()[0]["taskId"] == task["taskId"]
+    assert server.get("/tasks?agentId=agent-q").json()["tasks"][0]["taskId"] == task["taskId"]
+
+
+def finished_task(server: ServerProcess, task_id: str) -> dict[str, Any]:
+    """The task's record once it has run (done or failed)."""
+    def ended() -> dict[str, Any] | None:
+        t = server.get(f"/tasks/{task_id}").json()
+        return t if t["state"] in ("done", "failed") else None
+
+    return wait_until(ended, 30, 0.05)
+
+
+def test_tasks_in_the_originals_form_run_as_actions_on_a_tab(server, site):
+    agent = "agent-orig"
+    tab = server.post("/navigate", json={"url": site.url("form.html")}).json()["tabId"]
+    try:
+        r = server.post("/tasks", json={"agentId": agent, "action": "snapshot", "tabId": tab,
+                                        "params": {"filter": "interactive"}})
+        assert r.status_code == 202, r.text
+        assert r.json()["state"] in ("queued", "running") and r.json()["position"] >= 1
+        snap = finished_task(server, r.json()["taskId"])
+        assert (snap["agentId"], snap["action"], snap["tabId"], snap["state"]) == (agent, "snapshot", tab, "done")
+        assert snap["path"] == f"/tabs/{tab}/snapshot?filter=interactive" and snap["result"]["body"]["nodes"]
+        # Any other action is the tab's /action with that kind.
+        typed = server.post("/tasks", json={"agentId": agent, "action": "type", "tabId": tab, "selector": "#username",
+                                            "params": {"text": "ada", "kind": "click"}}).json()
+        done = finished_task(server, typed["taskId"])
+        assert done["state"] == "done" and done["result"]["body"]["success"] is True, done
+        assert server.get(f"/tabs/{tab}/value?selector=%23username").json()["value"] == "ada"
+        missing = server.post("/tasks", json={"agentId": agent, "action": "click", "tabId": tab, "selector": "#nope"})
+        failed = finished_task(server, missing.json()["taskId"])
+        assert failed["state"] == "failed" and failed["error"] and failed["result"]["status"] == 404
+        listed = server.get(f"/tasks?agentId={agent}").json()
+        assert listed["count"] == 3 and {t["taskId"] for t in listed["tasks"]} >= {typed["taskId"]}
+        ended = server.get(f"/tasks?agentId={agent}&state=done,failed").json()
+        assert ended["count"] == 3 and server.get("/tasks?state=done,lost").status_code == 400
+        # A task that has run cannot be cancelled; an unknown one is 404.
+        assert server.post(f"/tasks/{typed['taskId']}/cancel").status_code == 409
+        assert server.post("/tasks/task_nonexistent/cancel").json()["code"] == "task_not_found"
+        for body, field in (({"action": "snapshot"}, "agentId"), ({"agentId": agent}, "action"),
+                            ({"agentId": agent, "action": "snapshot", "deadline": "2020-01-01T00:00:00Z"}, "deadline"),
+                            ({"agentId": agent, "path": "/text", "tabId": tab}, "tabId")):
+            r = server.post("/tasks", json=body)
+            assert r.status_code == 400 and r.json()["details"]["field"] == field, (body, r.text)
+    finally:
+        server.post("/close", json={"tabId": tab})
+
+
+def test_a_queued_task_is_cancelled_by_the_originals_route(server, site):
+    agent = "agent-slow"
+    slow = {"path": "/navigate", "body": {"url": site.url("slow?ms=2500")}}
+    first = [server.post("/tasks", json={**slow, "agentId": agent}).json() for _ in range(2)]  # both workers busy
+    waiting = server.post("/tasks", json={**slow, "agentId": agent}).json()
+    r = server.post(f"/tasks/{waiting['taskId']}/cancel")
+    assert r.status_code == 200 and r.json()["status"] == "cancelled" and r.json()["taskId"] == waiting["taskId"]
+    for task in first:
+        tab = finished_task(server, task["taskId"])["result"]["body"].get("tabId")
+        if tab:
+            server.post("/close", json={"tabId": tab})
+
+
+def test_a_batch_queues_an_agents_tasks_and_is_bounded(server, site):
+    tab = server.post("/navigate", json={"url": site.url("table.html")}).json()["tabId"]
+    try:
+        specs = [{"action": a, "tabId": tab} for a in ("snapshot", "text", "screenshot")]
+        r = server.post("/tasks/batch", json={"agentId": "agent-batch", "tasks": specs})
+        assert r.status_code == 202 and r.json()["submitted"] == 3 and r.json()["rejected"] == 0, r.text
+        for item in r.json()["tasks"]:
+            assert item["state"] in ("queued", "running") and finished_task(server, item["taskId"])["state"] == "done"
+        for body, field in (({"agentId": "agent-batch", "tasks": []}, "tasks"),
+                            ({"tasks": [{"action": "snapshot"}]}, "agentId"),
+                            ({"agentId": "a", "tasks": [{"action": "snapshot", "path": "/text"}]}, "tasks.0.action")):
+            r = server.post("/tasks/batch", json=body)
+            assert r.status_code == 400 and r.json()["details"]["field"] == field, (body, r.text)
+        big = server.post("/tasks/batch", json={"agentId": "a", "tasks": [{"action": "text", "tabId": tab}] * 51})
+        assert big.status_code == 400 and big.json()["code"] == "batch_too_large"
+        assert big.json()["details"] == {"field": "tasks", "submitted": 51, "max": 50}
+        stats = server.get("/scheduler/stats").json()
+        assert stats["config"]["strategy"] == "fair-fifo" and stats["config"]["maxQueueSize"] == 1000
+        assert stats["config"]["maxBatchSize"] == 50 and stats["config"]["workerCount"] == 2
+        assert stats["metrics"]["agents"]["agent-batch"]["completed"] == 3
+        assert stats["metrics"]["tasksSubmitted"] >= 3 and "totalQueued" in stats["queue"]
+    finally:
+        server.post("/close", json={"tabId": tab})
 
 
 # --- bugs: the server's own port, shutdown ------------------------------------------------------------

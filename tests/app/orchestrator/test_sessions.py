@@ -36,8 +36,9 @@ def test_a_session_acts_as_its_agent_only_and_stops_working_when_revoked(server,
     r = server.post("/sessions", json={"agentId": agent, "label": "nightly run"})
     assert r.status_code == 201, r.text
     made = r.json()
-    token = made["token"]
+    token = made["sessionToken"]
     assert made["agentId"] == agent and made["id"].startswith("ses_") and token.startswith("pts_")
+    assert made["status"] == "active" and made["label"] == "nightly run" and made["token"] == token
     listed = server.get("/sessions").json()
     assert made["id"] in {s["id"] for s in listed} and token not in str(listed)
     # It navigates as its agent, whatever X-Agent-Id it sends.
@@ -58,7 +59,8 @@ def test_a_session_acts_as_its_agent_only_and_stops_working_when_revoked(server,
     assert {e["agentId"] for e in wait_until(logged, 10, 0.1)} == {agent}
     # A session is not the operator: it makes no sessions, changes no config, stops nothing.
     for method, path, body in (("POST", "/sessions", {"agentId": "x"}), ("PUT", "/api/config", {}),
-                               ("POST", "/shutdown", None), ("GET", "/sessions", None)):
+                               ("POST", "/shutdown", None), ("GET", "/sessions", None), ("GET", "/api/config", None),
+                               ("GET", "/api/metrics", None), ("GET", f"/sessions/{made['id']}", None)):
         r = as_session(server, token, method, path, json=body)
         assert r.status_code == 403 and r.json()["code"] == "session_forbidden", (path, r.text)
     # Revoked: refused at once.
@@ -66,6 +68,33 @@ def test_a_session_acts_as_its_agent_only_and_stops_working_when_revoked(server,
     r = as_session(server, token, "GET", "/tabs")
     assert r.status_code == 401 and r.json()["code"] == "bad_session"
     assert server.get(f"/sessions/{made['id']}").json()["code"] == "session_not_found"
+
+
+@pytest.mark.e2e
+def test_a_session_reads_itself_and_revokes_itself_only(server):
+    first = server.post("/sessions", json={"agentId": "e2e-agent", "label": "e2e-run"}).json()
+    second = server.post("/sessions", json={"agentId": "e2e-agent-2", "label": "scope-check"}).json()
+    mine, theirs = first["sessionToken"], second["sessionToken"]
+    me = as_session(server, mine, "GET", "/sessions/me")
+    assert me.status_code == 200 and me.json()["agentId"] == "e2e-agent" and me.json()["status"] == "active"
+    assert me.json()["id"] == first["id"] and "sessionToken" not in me.json()
+    # /sessions/me is a session's own: the bearer token there is refused, as in the original.
+    bearer = server.get("/sessions/me")
+    assert bearer.status_code == 401 and bearer.json()["code"] == "session_auth_required"
+    assert as_session(server, "pts_invalid", "GET", "/sessions/me").status_code == 401
+    # Scope refusals are 403, not 401: the session is known, the route is not its.
+    r = as_session(server, mine, "POST", f"/sessions/{second['id']}/revoke")
+    assert r.status_code == 403 and r.json()["code"] == "session_forbidden"
+    assert as_session(server, mine, "DELETE", f"/sessions/{second['id']}").status_code == 403
+    assert as_session(server, theirs, "GET", "/sessions/me").status_code == 200   # untouched
+    # Its own: revoked at once, then refused.
+    r = as_session(server, mine, "POST", f"/sessions/{first['id']}/revoke")
+    assert r.status_code == 200 and r.json() == {"status": "ok"}
+    gone = as_session(server, mine, "GET", "/sessions/me")
+    assert gone.status_code == 401 and gone.json()["code"] == "bad_session"
+    # The operator revokes any, by the original's route too; an unknown one is a 404.
+    assert server.post(f"/sessions/{second['id']}/revoke").json() == {"status": "ok"}
+    assert server.post("/sessions/ses_doesnotexist000/revoke").status_code == 404
 
 
 @pytest.mark.e2e
@@ -123,7 +152,7 @@ def test_session_limits_and_the_off_switch_come_from_the_config(app_factory, tmp
     client = app_factory(**limits).test_client()
     made = client.post("/sessions", json={"agentId": "short", "ttlSec": 86400, "idleSec": 86400}).get_json()
     assert made["idleTimeoutSec"] == 600, made
-    as_agent = {"Authorization": f"Session {made['token']}"}
+    as_agent = {"Authorization": f"Session {made['sessionToken']}"}
     assert app_factory(**limits).test_client().get("/tabs", headers=as_agent).status_code == 200  # a restart keeps it
     for off in ({"sessions.agent.enabled": False}, {"sessions.agent.mode": "off"}):
         client = app_factory(**off).test_client()
@@ -141,7 +170,7 @@ def test_a_bridge_on_its_own_accepts_sessions_too(app_factory, site):
     client = app_factory(**{"server.token": token}).test_client()
     bearer = {"Authorization": f"Bearer {token}"}
     made = client.post("/sessions", json={"agentId": "solo"}, headers=bearer).get_json()
-    session = {"Authorization": f"Session {made['token']}", "X-Agent-Id": "someone-else"}
+    session = {"Authorization": f"Session {made['sessionToken']}", "X-Agent-Id": "someone-else"}
     nav = client.post("/navigate", json={"url": site.url("counter.html")}, headers=session)
     assert nav.status_code == 200, nav.get_json()
     # Its current tab is the agent's own.
@@ -155,7 +184,7 @@ def test_a_bridge_on_its_own_accepts_sessions_too(app_factory, site):
 def test_without_a_token_a_session_still_names_its_agent_and_a_revoked_one_is_refused(app_factory, site, tmp_path):
     client = app_factory().test_client()   # loopback, no token: open to local callers
     made = client.post("/sessions", json={"agentId": "tokenless"}).get_json()
-    session = {"Authorization": f"Session {made['token']}", "X-Agent-Id": "pretender"}
+    session = {"Authorization": f"Session {made['sessionToken']}", "X-Agent-Id": "pretender"}
     r = client.post("/navigate", json={"url": site.url("counter.html")}, headers=session)
     assert r.status_code == 200
     r.close()  # the activity line is written once the answer is out

@@ -310,10 +310,10 @@
   function connectEvents() {
     if (events) events.close();
     if (authRequired && !loggedIn) return;
-    // EventSource cannot send headers: the login cookie goes with it, or (no login route) the
-    // server takes ?token= on this one route.
-    const url = "/api/events" + (token ? "?token=" + encodeURIComponent(token) : "");
-    events = new EventSource(url);
+    // EventSource cannot send headers: the login cookie goes with it. A token never goes in a URL
+    // (the server takes none there), so without a login the instance list is polled instead.
+    if (token) return;
+    events = new EventSource("/api/events");
     const state = $("events-state");
     events.onopen = () => { state.dataset.status = "live"; state.textContent = "live"; };
     events.onerror = () => { state.dataset.status = "error"; state.textContent = "reconnecting"; };
@@ -993,8 +993,9 @@
   }
 
   // --- agent sessions -----------------------------------------------------------------------
-  // Making or revoking a session needs the token typed within the last minutes (the server's
-  // elevation window); when it answers elevation_required, the panel asks for it and retries.
+  // Making or revoking a session needs the token typed again within the last minutes (the server's
+  // elevation window; logging in does not count); when it answers elevation_required, the panel
+  // asks for it and retries.
   let retryAfterElevation = null;
 
   function sessionSay(text, bad) {
@@ -1090,7 +1091,7 @@
     const shown = (made) => {
       // The token exists only in this answer: show it once, never store it.
       $("session-token-agent").textContent = made.agentId;
-      $("session-token-value").textContent = made.token;
+      $("session-token-value").textContent = made.sessionToken;
       $("session-token").hidden = false;
       $("session-agent").value = $("session-label").value = "";
       sessionSay(`session ${made.id} made for ${made.agentId}`);
