@@ -87,8 +87,9 @@ class ElementOccluded(ActionError):
     """Something else is on top of the element at its centre: input there would reach that instead."""
 
     def __init__(self, covered_by: str) -> None:
-        super().__init__(f"the element is covered by {covered_by}: a click there would reach that instead "
-                         '(send "mode": "dom" to click the element through the DOM)')
+        # "element is occluded" is the original's wording, which its scripts look for.
+        super().__init__(f"element is occluded: it is covered by {covered_by}, and a click there would reach that "
+                         'instead (send "mode": "dom" to click the element through the DOM)')
         self.covered_by = covered_by
 
 

@@ -26,6 +26,7 @@ from marshmallow import Schema, fields
 
 from ..config import DEFAULT_CONFIG_PATH, Config, ConfigError, load_config
 from ..config.declare import expand_user, schema_for
+from ..config.sources import from_legacy, is_legacy
 from ..files import write_atomic
 
 __all__ = ["SCHEMA_URL", "config_path", "copy_to_clipboard", "load_current", "register", "write_config"]
@@ -59,7 +60,9 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise ConfigError(str(path), f"invalid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(str(path), "the top level must be a JSON object")
-    return data
+    # A flat (pre-0.8) file is edited as the nested one it stands for: a nested key written into the
+    # flat form would make the loader stop reading its flat keys.
+    return from_legacy(data) if is_legacy(data) else data
 
 
 def _load_from(data: dict[str, Any], env: Mapping[str, str]) -> Config:

@@ -120,8 +120,53 @@ def _read_config_file(env: Mapping[str, str], home: str | None) -> dict[str, Any
         ) from None
     if not isinstance(data, dict):
         raise ConfigError(str(path), "the top level must be a JSON object")
+    if is_legacy(data):
+        logger.info("%s: a flat (pre-0.8) config, read as the nested one; `pinchtab config init` writes "
+                    "the nested form", path)
+        data = from_legacy(data)
     _warn_unknown(schema_for(Config)(), data, (), str(path))
     return data
+
+
+# The original's flat config of before 0.8 (still read by it): key -> where it lives now.
+_LEGACY_KEYS: dict[str, _Path] = {
+    "port": ("server", "port"), "token": ("server", "token"), "stateDir": ("server", "stateDir"),
+    "maxTabs": ("instanceDefaults", "maxTabs"), "timeoutSec": ("timeouts", "actionSec"),
+    "navigateSec": ("timeouts", "navigateSec"), "instancePortStart": ("multiInstance", "instancePortStart"),
+    "instancePortEnd": ("multiInstance", "instancePortEnd"),
+    **{f"allow{cap}": ("security", f"allow{cap}")
+       for cap in ("Evaluate", "Macro", "Screencast", "Download", "Cookies", "Upload", "Clipboard")},
+}
+_SECTIONS = ("server", "browser", "instanceDefaults", "profiles", "multiInstance", "security", "attach",
+             "timeouts", "sessions")
+
+
+def is_legacy(data: Mapping[str, Any]) -> bool:
+    """A flat config, as the original wrote before 0.8: no section, and a ``port`` or ``headless``."""
+    return not any(key in data for key in _SECTIONS) and ("port" in data or "headless" in data)
+
+
+def from_legacy(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The nested config a flat one stands for (the original's own conversion); what it does not
+    know is kept at the top, where the unknown-key warning names it."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in _LEGACY_KEYS:
+            section, name = _LEGACY_KEYS[key]
+            out.setdefault(section, {})[name] = value
+        elif key == "headless":
+            if isinstance(value, bool):
+                out.setdefault("instanceDefaults", {})["mode"] = "headless" if value else "headed"
+        elif key == "noRestore":
+            if value is True:
+                out.setdefault("instanceDefaults", {})["noRestore"] = True
+        elif key == "profileDir":
+            if isinstance(value, str) and value:
+                where = Path(value)
+                out.setdefault("profiles", {}).update(baseDir=str(where.parent), defaultProfile=where.name)
+        else:
+            out[key] = value
+    return out
 
 
 def _env_values(env: Mapping[str, str]) -> Iterator[tuple[_Path, str, object]]:

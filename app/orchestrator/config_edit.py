@@ -20,7 +20,7 @@ from profiles.redact import MASK
 
 from ..config import Config
 from ..config.declare import expand_user, home_of, schema_for
-from ..config.sources import DEFAULT_CONFIG_PATH
+from ..config.sources import DEFAULT_CONFIG_PATH, from_legacy, is_legacy
 from ..errors import BadRequest
 from ..files import write_atomic
 
@@ -123,6 +123,8 @@ def save(change: Mapping[str, Any], keys: list[str], path: Path) -> None:
         raw = {}
     if not isinstance(raw, dict):
         raise BadRequest(f"the config file {path.name} does not hold a JSON object", code="bad_config_file")
+    if is_legacy(raw):   # edited as the nested config it stands for (see app.config.sources)
+        raw = from_legacy(raw)
     wanted = dict(leaves(change))
     for key in keys:
         if key not in wanted:

@@ -15,7 +15,7 @@ def test_a_covered_click_is_refused_naming_what_covers_it(client, site):
     r = client.post("/action", json={"kind": "click", "selector": "#under"})
     assert r.status_code == 409 and r.json["code"] == "element_occluded"
     assert r.json["details"]["coveredBy"] == 'div#veil.overlay "Cookie banner"'
-    assert "Cookie banner" in r.json["error"]
+    assert r.json["error"].startswith("element is occluded: ") and "Cookie banner" in r.json["error"]
     assert "veil" not in log(client) and "under" not in log(client)  # neither got the click
     # hover and the humanized click are refused the same way
     assert client.post("/action", json={"kind": "hover", "selector": "#under"}).json["code"] == "element_occluded"

@@ -231,6 +231,23 @@ def test_config_commands_on_a_named_file_that_is_missing(cli, monkeypatch):
     assert cli.ok("config", "validate") == f"Config file is valid: {named}\n"
 
 
+def test_a_flat_pre_0_8_config_is_read_shown_and_edited_as_the_nested_one(cli, monkeypatch):
+    flat = cli.home / "flat.json"
+    flat.write_text(json.dumps({"port": "8765", "headless": False, "maxTabs": 30, "allowEvaluate": True,
+                                "profileDir": str(cli.home / "profiles" / "work"), "timeoutSec": 12}))
+    monkeypatch.setenv("PINCHTAB_CONFIG", str(flat))
+    out = cli.ok("config", "show")
+    assert re.search(r"^  port: +8765$", out, re.M) and re.search(r"^  maxTabs: +30$", out, re.M), out
+    assert cli.ok("config", "get", "instanceDefaults.mode") == "headed\n"
+    assert cli.ok("config", "get", "profiles.defaultProfile") == "work\n"
+    assert cli.ok("config", "get", "security.allowEvaluate") == "true\n"
+    # An edit writes the nested form the flat file stood for, so nothing of it is lost.
+    cli.ok("config", "set", "timeouts.navigateSec", "45")
+    nested = json.loads(flat.read_text())
+    assert nested["server"]["port"] == "8765" and nested["timeouts"] == {"actionSec": 12, "navigateSec": 45}
+    assert "port" not in nested and cli.ok("config", "get", "server.port") == "8765\n"
+
+
 def test_security_down_opens_the_main_gates_and_up_closes_them(cli):
     out = cli.ok("security", "down")
     assert re.search(r"^allowEvaluate +on$", out, re.M) and re.search(r"^allowFileScheme +off$", out, re.M)
