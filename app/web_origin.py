@@ -25,6 +25,7 @@ code of ours beyond this module.
 """
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import logging
@@ -139,6 +140,15 @@ def host_allowed(host: str, allowed_hosts: Iterable[str]) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=256)
+def _host_ok(host: str, allowed_hosts: tuple[str, ...]) -> bool:
+    """``host_allowed`` of a ``Host`` value, remembered: a server hears the same few names all day
+    (a bounded cache, so a client sending many names costs it nothing more than parsing them)."""
+    parts = split_host(host)
+    return parts is not None and host_allowed(parts[0], allowed_hosts)
+
+
+@functools.lru_cache(maxsize=256)
 def normalize_origin(origin: str) -> str:
     """``scheme://host[:port]`` in lower case without a default port; "" when it is no origin
     (``null``, a path, no host). ``chrome-extension://id`` is kept as it is."""
@@ -162,6 +172,7 @@ def normalize_origin(origin: str) -> str:
     return f"{scheme}://{shown}:{port}"
 
 
+@functools.lru_cache(maxsize=256)
 def same_origin(origin: str, host_header: str) -> bool:
     """Whether ``origin`` is this server's own: the host and port the ``Host`` header names.
 
@@ -223,8 +234,7 @@ def refusal(policy: Policy, *, host: str | None, origin: str | None, fetch_site:
             doors: Iterable[Door] = ()) -> Refusal | None:
     """Why a request with these headers is refused (None: it may go on)."""
     if host:   # a client with no Host at all (HTTP/1.0) is no browser: browsers always send one
-        parts = split_host(host)
-        if parts is None or not host_allowed(parts[0], policy.allowed_hosts):
+        if not _host_ok(host, policy.allowed_hosts):
             return Refusal("host_not_allowed",
                            f"Host {host[:100]!r} is not allowed: use an IP address or localhost, or list the name "
                            "in server.allowedHosts (a name that is not ours could be a DNS-rebinding page)")
