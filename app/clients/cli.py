@@ -7,10 +7,11 @@ import gettext
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from ..config import Config, ConfigError, is_loopback, load_config
 from ..extension import cli as extension_cli
-from . import cli_admin, cli_config, cli_features, cli_verbs, debug_cli
+from . import cli_admin, cli_config, cli_features, cli_skills, cli_verbs, debug_cli
 
 log = logging.getLogger("pinchtab")
 
@@ -168,7 +169,8 @@ def _cache_argparse_messages() -> None:
         argparse._ = functools.lru_cache(maxsize=None)(gettext.gettext)  # type: ignore[attr-defined]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> tuple[argparse.ArgumentParser, Any]:
+    """The command line's one table of verbs: the parser, and the verbs' shared options."""
     _cache_argparse_messages()
     parser = argparse.ArgumentParser(prog="pinchtab", description="A browser API for AI agents over HTTP.")
     parser.add_argument("--version", action="version", version=f"pinchtab {cli_admin.version()}")
@@ -184,6 +186,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli_features.register(verbs)
     cli_config.register(sub)
     cli_admin.register(sub, parser, verbs.common)
+    cli_skills.register(sub)
+    return parser, verbs
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser, _ = build_parser()
     argv = cli_verbs.bool_flags(list(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
