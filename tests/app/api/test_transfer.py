@@ -15,17 +15,18 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import parse_qs, quote, urlparse
 
 import pytest
+from support.mapped_hosts import PUBLIC, fixtures_resolver, mapped_browser
 from support.waits import wait_until
 
 from app.api.routes import transfer
 from cdp.browser import Browser
 
-PUBLIC = "93.184.216.34"
 BINARY = bytes(range(256)) * 4 + b"\xff\xfe end"  # not UTF-8: must come back byte for byte
 
 
@@ -268,26 +269,10 @@ def fixtures_server() -> Iterator[Any]:
     server.server_close()
 
 
-class _OnceBrowser(Browser):
-    """Started once by the module; the bridge's start() finds it running and leaves it be."""
-
-    def start(self) -> None:
-        if not self.alive():
-            super().start()
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     """This module's browser (``app_factory`` builds on it): ``fixtures.test`` is the test server."""
-    b = _OnceBrowser(extra_flags=("--host-resolver-rules=MAP fixtures.test 127.0.0.1, MAP rebind.test 127.0.0.1",))
-    b.start()
-    yield b
-    b.stop()
-
-
-def fixtures_resolver(host: str) -> list[str]:
-    """The policy's view of names: fixtures.test is a public host (Chromium maps it to the test server)."""
-    return [PUBLIC] if host == "fixtures.test" else []
+    yield from mapped_browser("rebind.test")
 
 
 @pytest.fixture
