@@ -22,6 +22,14 @@ from .config import Config
 
 UNLOGGED = ("/health", "/openapi.json", "/help")
 SERVER_SUBDIR = "server"
+# The server's own reads of an instance (its tab, debug and metrics surveys) and the dashboard's
+# reads it forwards carry this header: the log is what agents and people did, and a dashboard left
+# open would otherwise fill it with its polling. Only the server sets it (it drops every
+# ``X-PinchTab-*`` header a caller sends), and only a read may skip the log.
+QUIET_HEADER = "X-PinchTab-Quiet"
+DASHBOARD_AGENT = "dashboard"  # the dashboard's X-Agent-Id: a person at the dashboard, not an agent
+_QUIET_ENVIRON = "HTTP_" + QUIET_HEADER.upper().replace("-", "_")
+_READS = ("GET", "HEAD")
 
 
 def server_dir(state_dir: Path) -> Path:
@@ -47,6 +55,11 @@ def register(app: Flask, config: Config) -> None:
                              instance=os.environ.get("PINCHTAB_INSTANCE_ID", ""))  # set by the server's manager
 
 
+def quiet(environ: dict[str, Any]) -> bool:
+    """Whether this request is a read the server marked as its own or the dashboard's (not logged)."""
+    return environ.get("REQUEST_METHOD") in _READS and bool(environ.get(_QUIET_ENVIRON))
+
+
 class _Recorder:
     def __init__(self, app: Callable[..., Iterable[bytes]], store: Any, *, max_body: int, profile: str,
                  instance: str) -> None:
@@ -57,7 +70,7 @@ class _Recorder:
         self.instance = instance
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-        if environ.get("PATH_INFO") in UNLOGGED or environ.get("REQUEST_METHOD") == "OPTIONS":
+        if environ.get("PATH_INFO") in UNLOGGED or environ.get("REQUEST_METHOD") == "OPTIONS" or quiet(environ):
             return self.app(environ, start_response)
         started = time.perf_counter()
         answer: list[Any] = []

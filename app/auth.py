@@ -124,13 +124,14 @@ def changes_state(req: Request) -> bool:
 
 
 # The routes a login cookie opens: what the dashboard calls (the original's list and ours: debug
-# sessions, the telemetry stream, agent sessions, instance restarts). (methods, path pattern).
+# sessions, the telemetry stream, agent sessions, instance restarts, a profile's use for its chart).
+# (methods, path pattern).
 _ID = r"[^/]+"
 COOKIE_ROUTES: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = tuple(
     (frozenset(methods), re.compile(f"^(?:{pattern})$")) for methods, pattern in (
         (("GET", "HEAD"), "|".join((
             r"/health", r"/metrics", r"/api/metrics", r"/api/activity", r"/api/events", r"/api/config",
-            rf"/api/agents(?:/{_ID}(?:/events)?)?", r"/sessions(?:/.+)?", r"/profiles",
+            rf"/api/agents(?:/{_ID}(?:/events)?)?", r"/sessions(?:/.+)?", r"/profiles", rf"/profiles/{_ID}/analytics",
             r"/instances", r"/instances/tabs", r"/instances/metrics",
             rf"/instances/{_ID}/(?:tabs|logs|logs/stream|proxy/screencast)", r"/screencast",
             rf"/tabs/{_ID}/(?:screenshot|pdf)", rf"/debug/sessions(?:/{_ID})?", r"/events"))),

@@ -64,12 +64,13 @@ class ActivityEvent(TypedDict, total=False):
 
 
 class Analytics(TypedDict):
-    """What one profile was used for: counts, busiest hosts and endpoints."""
+    """What one profile was used for: counts, busiest hosts and endpoints, calls per UTC day."""
 
     totalActions: int
     last24h: int
     topHosts: dict[str, int]
     topEndpoints: dict[str, int]
+    byDay: dict[str, int]
 
 
 def _utc_now() -> datetime:
@@ -266,11 +267,13 @@ class ActivityLog:
         total = recent = 0
         hosts: Counter[str] = Counter()
         endpoints: Counter[str] = Counter()
+        days: Counter[str] = Counter()
         for _day, path in self._files_between(None, None):
             for event in self._read(path):
                 if not _matches(event, profile, None, None):
                     continue
                 total += 1
+                days[event["timestamp"][:10]] += 1
                 if event["timestamp"] >= since_24h:
                     recent += 1
                 url = event.get("url")
@@ -285,7 +288,8 @@ class ActivityLog:
                 if isinstance(endpoint, str) and endpoint:
                     endpoints[endpoint.partition("?")[0]] += 1
         return {"totalActions": total, "last24h": recent,
-                "topHosts": dict(_top(hosts)), "topEndpoints": dict(_top(endpoints))}
+                "topHosts": dict(_top(hosts)), "topEndpoints": dict(_top(endpoints)),
+                "byDay": dict(sorted(days.items()))}
 
     def _files_between(self, start: datetime | None, end: datetime | None) -> list[tuple[date, Path]]:
         first = start.date() if start else date.min

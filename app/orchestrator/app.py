@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from flask import Flask, Response, g
+from flask import Flask, Response, g, request
 
 from .. import activity, auth, errors, web_origin
 from ..config import Config, load_config
@@ -36,6 +36,33 @@ class _FrontDoor:
         if path in ("/dashboard", "/login") or path.startswith("/dashboard/"):
             return self.public(environ, start_response)
         return self.app(environ, start_response)
+
+
+# The server's own changes, logged here because no instance sees them: instances started and
+# stopped, sessions made or revoked, profiles changed. Browser calls are the instances' to log.
+CHANGE_BLUEPRINTS = frozenset({"instances", "profiles", "sessions", "server"})
+CHANGE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+FORWARDED_CHANGES = ("/tabs/open",)  # done by the instance's own POST /tab, which it logs
+
+
+def _record_changes(app: Flask, store: Any) -> None:
+    """Log each change made through the server's own routes, as an instance logs a browser call."""
+
+    @app.after_request
+    def record_change(resp: Response) -> Response:
+        if (request.method not in CHANGE_METHODS or request.blueprint not in CHANGE_BLUEPRINTS
+                or request.path.endswith(FORWARDED_CHANGES)):
+            return resp
+        answer = resp.get_json(silent=True) if resp.is_json and not resp.is_streamed else None
+        answer = answer if isinstance(answer, dict) else {}
+        args = request.view_args or {}
+        instance = args.get("instance_id") or (answer.get("id") if request.path.startswith("/instances") else "")
+        store.record({"agentId": g.get("session_agent") or request.headers.get("X-Agent-Id", ""),
+                      "method": request.method, "path": request.path, "status": resp.status_code,
+                      "instanceId": instance if isinstance(instance, str) else "",
+                      "profileName": answer.get("profileName") if isinstance(answer.get("profileName"), str) else "",
+                      "action": request.endpoint or ""})
+        return resp
 
 
 def create_server_app(config: Config | None = None, *, client: ManagerClient | None = None,
@@ -88,6 +115,7 @@ def create_server_app(config: Config | None = None, *, client: ManagerClient | N
 
         app.extensions["pinchtab.activity"] = ActivityLog(activity.server_dir(config.server.state_dir),
                                                           config.observability.activity.retention_days)
+        _record_changes(app, app.extensions["pinchtab.activity"])
     app.wsgi_app = _FrontDoor(app.wsgi_app, dashboard.public_app())  # type: ignore[method-assign]
     # The dashboard's page and files hold no data (and may not be framed): a link from anywhere may open them.
     web_origin.admit(app, web_origin.Door("/dashboard", prefix=True))

@@ -14,6 +14,7 @@ from flask import g
 from requests.adapters import HTTPAdapter
 from werkzeug.wrappers import Request
 
+from ..activity import DASHBOARD_AGENT, QUIET_HEADER
 from ..config import Config
 from ..errors import APIError
 from .abandon import CallerWatch, WatchedPool
@@ -60,6 +61,8 @@ class Upstream:
         if agent:  # an agent session acts as its own agent only, whatever X-Agent-Id it sent
             headers = {k: v for k, v in headers.items() if k.lower() != "x-agent-id"}
             headers["X-Agent-Id"] = agent
+        elif request.method in ("GET", "HEAD") and request.headers.get("X-Agent-Id") == DASHBOARD_AGENT:
+            headers[QUIET_HEADER] = "1"  # the dashboard's polling: not something anyone did
         if body is not None and not isinstance(body, bytes) and request.content_length is not None:
             headers["Content-Length"] = str(request.content_length)
         url = f"{record['url']}{path}" + (f"?{query}" if query else "")
@@ -82,11 +85,17 @@ class Upstream:
 
     def call(self, record: dict[str, Any], token: str, method: str, path: str, payload: Any = None,
              timeout_s: float = 10.0) -> tuple[int, Any]:
-        """A small JSON call of our own to an instance: (status, parsed body)."""
+        """A small JSON call of our own to an instance: (status, parsed body).
+
+        Our reads (tab, debug and metrics surveys) stay out of the instance's activity log; a change
+        (opening a tab for a caller) is logged as what it is."""
+        headers = {"Authorization": f"Bearer {token}"}
+        if method in ("GET", "HEAD"):
+            headers[QUIET_HEADER] = "1"
         try:
             resp = self.session.request(method, record["url"] + path, json=payload,
                                         timeout=(CONNECT_TIMEOUT_S, timeout_s),
-                                        headers={"Authorization": f"Bearer {token}"}, allow_redirects=False)
+                                        headers=headers, allow_redirects=False)
         except requests.RequestException:
             raise APIError(f"instance {record['id']} is unreachable", status=502, code="instance_unreachable",
                            retryable=True, details={"instanceId": record["id"]}) from None

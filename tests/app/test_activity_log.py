@@ -59,3 +59,15 @@ def test_a_real_server_logs_each_call_right_after_answering(bridge_process, site
         assert r.status_code == 200
     wait_until(lambda: [e["path"] for e in lines(tmp_path)] == ["/navigate", "/snapshot"], 5)
     assert {e["tabId"] for e in lines(tmp_path)} == {tab}
+
+
+def test_reads_the_server_marks_quiet_are_not_logged_and_changes_always_are(client, site, tmp_path):
+    # The server marks its own surveys and the dashboard's polling (X-PinchTab-Quiet): a dashboard
+    # left open must not fill the log. A change is logged whatever it carries.
+    quiet = {"X-PinchTab-Quiet": "1", "X-Agent-Id": "dashboard"}
+    assert call(client, "GET", "/tabs", headers=quiet)[0] == 200
+    status, nav = call(client, "POST", "/navigate", json={"url": site.url("form.html")}, headers=quiet)
+    assert status == 200
+    assert call(client, "GET", "/tabs", headers={"X-Agent-Id": "agent-9"})[0] == 200
+    assert [(e["method"], e["path"], e["agentId"]) for e in lines(tmp_path)] == \
+        [("POST", "/navigate", "dashboard"), ("GET", "/tabs", "agent-9")]

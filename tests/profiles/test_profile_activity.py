@@ -259,7 +259,9 @@ def test_analytics(activity: ActivityLog, clock: Clock) -> None:
     assert stats["topEndpoints"] == {"/p0": 6, "/p1": 6}
     assert activity.analytics("prof_bbbbbbbb")["topEndpoints"] == {"/action": 3}
     assert activity.analytics(None)["totalActions"] == 15
-    assert activity.analytics("nobody") == {"totalActions": 0, "last24h": 0, "topHosts": {}, "topEndpoints": {}}
+    assert sum(stats["byDay"].values()) == 12 and list(stats["byDay"]) == sorted(stats["byDay"])
+    assert activity.analytics("nobody") == {"totalActions": 0, "last24h": 0, "topHosts": {}, "topEndpoints": {},
+                                            "byDay": {}}
 
 
 def test_a_failing_write_is_counted_not_raised(activity: ActivityLog, log_dir: Path,

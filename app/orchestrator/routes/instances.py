@@ -167,12 +167,14 @@ def instances_metrics() -> Response:
     for m in out:
         heap = heaps.get(m["id"], {})
         m.update({"instanceId": m["id"], "profileName": records.get(m["id"], {}).get("profileName", ""),
-                  "jsHeapUsedMB": heap.get("jsHeapUsedMB"), "jsHeapTotalMB": heap.get("jsHeapTotalMB")})
+                  "jsHeapUsedMB": heap.get("jsHeapUsedMB"), "jsHeapTotalMB": heap.get("jsHeapTotalMB"),
+                  "browserMemoryMB": heap.get("memoryMB"), "tabs": heap.get("tabs")})
     return jsonify(out)
 
 
 def _heap_of(st: Any, instance_id: str) -> dict[str, Any]:
-    """The JS heap of the instance's pages, from its own ``GET /metrics``; {} when it does not answer."""
+    """The memory of the instance's browser (``memoryMB``, the JS heap of its pages) and its open tabs
+    (``tabs``), from its own ``GET /metrics``; {} when it does not answer."""
     found = st.mirror.get(instance_id)
     if found is None:
         return {}
@@ -181,8 +183,13 @@ def _heap_of(st: Any, instance_id: str) -> dict[str, Any]:
         status, data = st.upstream.call(record, token, "GET", "/metrics", timeout_s=METRICS_TIMEOUT_S)
     except APIError:
         return {}
-    memory = data.get("memory") if status == 200 and isinstance(data, dict) else None
-    return memory if isinstance(memory, dict) else {}
+    if status != 200 or not isinstance(data, dict):
+        return {}
+    memory = data.get("memory")
+    out = dict(memory) if isinstance(memory, dict) else {}
+    # The tabs an agent sees (GET /tabs), not the browser's every page (its own blank one included).
+    out["tabs"] = len(st.upstream.tabs(record, token))
+    return out
 
 
 @bp.post("/instances/<instance_id>/stop")

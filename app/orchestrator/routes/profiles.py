@@ -194,13 +194,14 @@ def profile_logs(req: dict[str, Any], ident: str) -> Response:
 @bp.get("/profiles/<ident>/analytics")
 @bp.response(200, ProfileAnalyticsResponse)
 def profile_analytics(ident: str) -> Response:
-    """A profile's totals: actions, the last 24 h, top hosts and endpoints (every agent's: not for an
-    agent session)."""
+    """A profile's totals: actions, the last 24 h, top hosts and endpoints, calls per UTC day (every
+    agent's: not for an agent session)."""
     require_admin("read every agent's totals", elevated=False)
     info = store().get(ident)
     stats = activity().analytics(info["name"])
     return jsonify({"totalActions": stats["totalActions"], "last24h": stats["last24h"],
-                    "commonHosts": stats["topHosts"], "topEndpoints": stats["topEndpoints"]})
+                    "commonHosts": stats["topHosts"], "topEndpoints": stats["topEndpoints"],
+                    "byDay": stats["byDay"]})
 
 
 @bp.get("/api/activity")

@@ -275,6 +275,9 @@ class ProfileAnalyticsResponse(Schema):
     last24h = fields.Integer(required=True)
     commonHosts = fields.List(fields.Dict(), required=True)
     topEndpoints = fields.List(fields.Dict(), required=True)
+    byDay = fields.Dict(keys=fields.String(), values=fields.Integer(),
+                        metadata={"description": "calls per UTC day (YYYY-MM-DD), oldest first; days without any "
+                                                 "left out"})
 
 
 class ActivityResponse(Schema):
@@ -362,6 +365,10 @@ class InstanceMetrics(Schema):
     jsHeapUsedMB = fields.Float(required=True, allow_none=True,
                                 metadata={"description": "the JS heap of its pages; null when it did not answer"})
     jsHeapTotalMB = fields.Float(required=True, allow_none=True)
+    browserMemoryMB = fields.Float(required=True, allow_none=True,
+                                   metadata={"description": "the browser's processes; null when it did not answer"})
+    tabs = fields.Integer(required=True, allow_none=True,
+                          metadata={"description": "open tabs; null when it did not answer"})
 
 
 _TASK_STATES = STATES

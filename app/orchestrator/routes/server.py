@@ -13,6 +13,7 @@ from typing import Any
 
 from flask import Flask, Response, current_app, jsonify
 
+from ...activity import DASHBOARD_AGENT
 from ...api.responses import StatusResponse
 from ...auth import own_agent_only, require_admin, require_elevation, session_agent
 from ...errors import APIError, NotFound
@@ -37,7 +38,6 @@ STRATEGIES = ("always-on", "simple", "simple-autorestart", "explicit", "no-insta
 AGENTS_WINDOW = timedelta(hours=24)
 RESTART_REASONS = "pinchtab.restart_reasons"
 CACHE_S = 5.0
-DASHBOARD_AGENT = "dashboard"  # the dashboard's own polling (its X-Agent-Id): not an agent of anyone
 
 
 def restart_reasons(app: Flask) -> list[str]:

@@ -508,6 +508,7 @@ def test_profile_logs_and_analytics(app: Flask, client: Any) -> None:
     assert stats["last24h"] == 3
     assert stats["commonHosts"] == {"shop.example.com": 2, "old.example.org": 1}
     assert stats["topEndpoints"] == {"/navigate": 2, "/action": 1, "/snapshot": 1}
+    assert sum(stats["byDay"].values()) == 4  # the dashboard's chart of the profile's use over days
     assert client.get("/profiles/other/analytics").get_json()["totalActions"] == 1
     assert_error(client.get("/profiles/ghost/analytics"), 404, "profile_not_found")
     log.close()
