@@ -43,6 +43,7 @@ from profiles.times import utc_iso
 from .. import netguard
 from ..errors import APIError
 from .browser_state import BrowserState, Caller
+from .progress import Progress
 from .routes.transfer import browser_fetch
 from .site_audit import SCHEMA_VERSION, SCRATCH_AGENT, load, refused_landing, scratch_tab
 
@@ -293,30 +294,48 @@ def _snippet(markdown: str) -> str:
     return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS].rstrip() + "…"
 
 
-def scrape(state: BrowserState, req: dict[str, Any], policy: netguard.Policy) -> dict[str, Any]:
+def scrape(state: BrowserState, req: dict[str, Any], policy: netguard.Policy,
+           progress: Progress | None = None) -> dict[str, Any]:
     """Run the crawl ``req`` describes (validated by ``ScrapeSchema``) and build its report;
-    ``policy`` is the download policy the HTTP fetches obey."""
+    ``policy`` is the download policy the HTTP fetches obey. ``progress``, when given, hears of each
+    page started and finished and of the pages found so far; its ``check`` may stop the crawl
+    between batches."""
     crawl = _Crawl(req)
     deadline = time.monotonic() + req["timeoutSeconds"]
     scraper = _Scraper(state, req, policy, deadline)
     limit = len(crawl.queue) if req["only"] else req["maxPages"]
     workers = max(1, min(req["concurrency"], limit))
     timed_out = False
+
+    def one(parser: Tab, url: str) -> tuple[dict[str, Any], list[str]]:
+        if progress is None:
+            return scraper.page(parser, url)
+        progress.started(url)
+        page, links = scraper.page(parser, url)
+        progress.finished(url, "error" in page)
+        return page, links
+
     with contextlib.ExitStack() as stack:
         parsers = [stack.enter_context(scratch_tab(state)) for _ in range(workers)]
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="scrape") as pool:
             while crawl.queue and len(crawl.pages) < limit:
+                if progress is not None:
+                    progress.check()
+                    # What is known now: the pages done and those queued, within the cap.
+                    progress.found(min(limit, len(crawl.pages) + len(crawl.queue)))
                 if time.monotonic() >= deadline:
                     timed_out = True
                     break
                 batch = crawl.take(min(workers, limit - len(crawl.pages)))
                 if not batch:
                     break
-                for page, links in pool.map(lambda pu: scraper.page(*pu), zip(parsers, batch, strict=False)):
+                for page, links in pool.map(lambda pu: one(*pu), zip(parsers, batch, strict=False)):
                     crawl.pages.append(page)
                     for link in links:
                         if crawl.admit(link):
                             crawl.queue.append(link)
+    if progress is not None:
+        progress.found(len(crawl.pages))  # the crawl is over: what was done is the whole of it
     return _report(req, crawl, timed_out)
 
 

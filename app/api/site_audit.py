@@ -31,6 +31,7 @@ from ..navigation_policy import NavigationPolicy
 from . import audit_plan, audit_rules
 from .audit_plan import SeaportalPage
 from .browser_state import BrowserState, Caller
+from .progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -199,15 +200,28 @@ def report_entry(page: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_plan(state: BrowserState, plan: list[PlannedPage], options: dict[str, bool],
-             concurrency: int) -> list[dict[str, Any]]:
-    """The report entries of ``plan``, in its order, ``concurrency`` pages at a time in the browser."""
-    def one(p: PlannedPage) -> dict[str, Any]:
+             concurrency: int, progress: Progress | None = None) -> list[dict[str, Any]]:
+    """The report entries of ``plan``, in its order, ``concurrency`` pages at a time in the browser.
+    ``progress``, when given, hears of each page started and finished; its ``check`` may stop the
+    run before a page starts."""
+    def entry(p: PlannedPage) -> dict[str, Any]:
         if not p.enrich and p.seaportal is not None:
             return audit_plan.seaportal_only_entry(p.seaportal)
         if p.refused:
             return audit_plan.merge_seaportal({"url": p.url, "error": p.refused, "browser": {}}, p.seaportal)
         return audit_plan.merge_seaportal(report_entry(audit_page(state, p.url, options)), p.seaportal)
 
+    def one(p: PlannedPage) -> dict[str, Any]:
+        if progress is None:
+            return entry(p)
+        progress.check()
+        progress.started(p.url)
+        out = entry(p)
+        progress.finished(p.url, bool(out.get("error")))
+        return out
+
+    if progress is not None:
+        progress.found(len(plan))
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="audit") as pool:
         return list(pool.map(one, plan))
 

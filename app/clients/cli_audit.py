@@ -12,6 +12,8 @@ Where the run happens (server mode): ``--profile P`` audits in the running insta
 ``--cookie``/``--cookies-file`` audit in a temporary instance of its own, the cookies set there first
 and gone with it, so they never touch a kept profile nor a later run. Both reach their instance the
 way the server routes any request: by a ``tabId`` of that instance.
+
+On a terminal, one line of stderr says how far the audit is (``--quiet``: not); stdout is the same.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..files import write_atomic
+from . import cli_progress
 from .cli_verbs import Ctx, UsageError, Verbs, normalize_url, server_only
 from .rest import ClientError
 
@@ -205,7 +208,7 @@ def audit(ctx: Ctx) -> None:
     if a.sample_size:
         body["sampleSize"] = a.sample_size
     with where(ctx, cookies, urls) as routing:
-        report = ctx.client.request("POST", "/audit", body=body, params=routing, timeout_s=AUDIT_TIMEOUT_S).json()
+        report = cli_progress.run_report(ctx, "audit", "/audit", body, routing, AUDIT_TIMEOUT_S, quiet=a.quiet)
     if a.output_dir:
         out = Path(a.output_dir)
         write_artifacts(out, report)
@@ -450,3 +453,4 @@ def register(v: Verbs) -> None:
                    help="a cookie for the audited pages (repeatable); the run gets a temporary instance (server mode)")
     p.add_argument("--cookies-file", metavar="FILE", help="cookies from a JSON array of {name, value, ...} objects")
     p.add_argument("--profile", metavar="NAME", help="run in the running instance of this profile (server mode)")
+    cli_progress.add_quiet_flag(p)

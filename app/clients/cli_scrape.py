@@ -6,7 +6,8 @@ recorded). ``--preview`` outlines the site (size, snippet and verdict per page, 
 ``--only URL`` (repeatable) then takes exactly the pages picked, at full fidelity. Prints a summary,
 the report with ``--json``, or it as Markdown with ``--format md``; ``--output-dir`` writes
 ``report.json`` (and ``report.md``) there. ``--cookie``, ``--cookies-file`` and ``--profile`` choose
-where the run happens, as for ``pinchtab audit``.
+where the run happens, as for ``pinchtab audit``. On a terminal, one line of stderr says how far the
+crawl is (``--quiet``: not).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic
-from . import cli_audit
+from . import cli_audit, cli_progress
 from .cli_verbs import Ctx, Verbs, normalize_url
 
 __all__ = ["register", "render_markdown"]
@@ -50,7 +51,7 @@ def scrape(ctx: Ctx) -> None:
         if getattr(a, flag):
             body[key] = True
     with cli_audit.where(ctx, cookies, only or [url], "scrape") as routing:
-        report = ctx.client.request("POST", "/scrape", body=body, params=routing, timeout_s=SCRAPE_TIMEOUT_S).json()
+        report = cli_progress.run_report(ctx, "scrape", "/scrape", body, routing, SCRAPE_TIMEOUT_S, quiet=a.quiet)
     if a.output_dir:
         out = Path(a.output_dir)
         write_atomic(out / "report.json", (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode(),
@@ -155,3 +156,4 @@ def register(v: Verbs) -> None:
                    help="a cookie for the crawled pages (repeatable); the run gets a temporary instance (server mode)")
     p.add_argument("--cookies-file", metavar="FILE", help="cookies from a JSON array of {name, value, ...} objects")
     p.add_argument("--profile", metavar="NAME", help="run in the running instance of this profile (server mode)")
+    cli_progress.add_quiet_flag(p)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -180,6 +180,70 @@ class Client:
             raise ClientError(f"the connection to {self.base_url} broke ({type(exc).__name__})",
                               code="unreachable") from None
         return b"".join(chunks)
+
+    def events(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
+               body: Mapping[str, Any] | None = None, timeout_s: float | None = None) -> Iterator[tuple[str, Any]]:
+        """Send one request asking for Server-Sent Events and yield each ``(event, data)`` as it
+        arrives (``data`` decoded from JSON). An error answer raises :class:`ClientError` as
+        :meth:`request` does; a server that answers plain JSON instead (one that does not stream
+        this route) yields it as one ``("result", data)``. ``timeout_s`` bounds each wait for bytes
+        (the server's heartbeats keep a slow run alive); each event is capped at ``max_bytes``."""
+        url = self.base_url + path
+        query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None}
+        timeout = timeout_s or self.timeout_s
+        try:
+            resp = self._session().request(method, url, params=query, json=body, stream=True,
+                                           headers={"Accept": "text/event-stream"},
+                                           timeout=(min(CONNECT_TIMEOUT_S, timeout), timeout))
+        except requests.Timeout:
+            raise ClientError(f"no answer from {self.base_url} within {timeout:g} s", code="timeout") from None
+        except requests.RequestException as exc:
+            raise ClientError(f"cannot reach pinchtab at {self.base_url} ({type(exc).__name__}); is it running? "
+                              "Start one with `pinchtab bridge` or point --server at it", code="unreachable") from None
+        with resp:
+            ctype = resp.headers.get("Content-Type", "")
+            if resp.status_code >= 400 or "text/event-stream" not in ctype:
+                reply = Reply(resp.status_code, ctype, self._read_capped(resp, timeout), dict(resp.headers))
+                if resp.status_code >= 400:
+                    raise error_from(reply)
+                yield "result", reply.json()
+                return
+            yield from self._read_events(resp, timeout)
+
+    def _read_events(self, resp: requests.Response, timeout: float) -> Iterator[tuple[str, Any]]:
+        """The events of a text/event-stream body (``event:`` and ``data:`` lines; comments skipped)."""
+        buffer = bytearray()
+        scanned = 0  # where the search for the next blank line resumes: a large report is not rescanned per chunk
+        try:
+            for chunk in resp.iter_content(_CHUNK_BYTES):
+                buffer += chunk
+                while (end := buffer.find(b"\n\n", scanned)) >= 0:
+                    block = bytes(buffer[:end])
+                    del buffer[:end + 2]
+                    scanned = 0
+                    event, data = "message", []
+                    for line in block.decode("utf-8", errors="replace").splitlines():
+                        name, _, value = line.partition(":")
+                        value = value.removeprefix(" ")
+                        if name == "event":
+                            event = value
+                        elif name == "data":
+                            data.append(value)
+                    if data:
+                        try:
+                            yield event, json.loads("\n".join(data))
+                        except ValueError:
+                            raise ClientError(f"a {event} event that is not JSON", status=resp.status_code,
+                                              code="bad_response") from None
+                scanned = max(0, len(buffer) - 1)
+                if len(buffer) > self.max_bytes:
+                    raise ClientError(f"an event larger than the client's {self.max_bytes // (1024 * 1024)} MB cap",
+                                      status=resp.status_code, code="response_too_large")
+        except requests.Timeout:
+            raise ClientError(f"the answer from {self.base_url} stalled for {timeout:g} s", code="timeout") from None
+        except requests.RequestException as exc:
+            raise ClientError(f"the connection to {self.base_url} broke ({type(exc).__name__})",
+                              code="unreachable") from None
 
     def get(self, path: str, params: Mapping[str, Any] | None = None, *, tab: str | None = None) -> Any:
         """GET ``path`` and return its JSON."""

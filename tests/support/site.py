@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import http.server
+import re
 import threading
 import time
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 PAGES = Path(__file__).resolve().parents[1] / "pages"
+MANY_PAGES = 30  # the pages of /many/, its index included
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -58,6 +60,8 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data)
             return None
+        if url.path.startswith("/many/"):
+            return self._many(url.path.removeprefix("/many/"))
         if url.path == "/echo":
             items = "".join(f"<li>{k}={v[0]}</li>" for k, v in q.items())
             return self._html(f"<title>Echo</title><h1>Echo</h1><ul>{items}</ul>")
@@ -80,6 +84,20 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
                 return self._html(f"<title>Welcome</title><h1>Welcome, {user}</h1><a href='/table.html'>Orders</a>")
             return self._html("<title>Login failed</title><h1>Wrong username or password</h1>", 401)
         self._html("<title>Posted</title>")
+
+    def _many(self, name: str) -> None:
+        """A site of ``MANY_PAGES`` pages made from one template (for runs long enough to follow):
+        ``/many/`` links to every page, each page has enough text to need no rendering."""
+        text = "<p>" + " ".join(f"Paragraph {i} of a page made from a template, long enough to read." for i in
+                                range(12)) + "</p>"
+        if name in ("", "index.html"):
+            links = "".join(f"<li><a href='/many/p{n}.html'>Page {n}</a></li>" for n in range(1, MANY_PAGES))
+            return self._html(f"<title>Many</title><h1>Many pages</h1>{text}<ul>{links}</ul>")
+        found = re.fullmatch(r"p(\d+)\.html", name)
+        if found is None or not 0 < int(found.group(1)) < MANY_PAGES:
+            return self._html("<title>Not found</title><p>no such page</p>", 404)
+        n = int(found.group(1))
+        return self._html(f"<title>Page {n}</title><h1>Page {n}</h1>{text}<a href='/many/'>Home</a>")
 
     def _html(self, body: str, status: int = 200) -> None:
         data = f"<!doctype html><html><head><meta charset=utf-8>{body}</html>".encode()

@@ -1,12 +1,12 @@
 """Site QA and runtime figures: GET /timing, GET /metrics, GET /a11y/audit, POST /audit/page,
-POST /audit and POST /scrape."""
+POST /audit and POST /scrape (the last two also as a stream of progress events: ``app.api.progress``)."""
 from __future__ import annotations
 
 import threading
 import time
 from typing import Any
 
-from flask import Flask, Response, current_app, g, jsonify
+from flask import Flask, Response, current_app, g, jsonify, request
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from cdp import page_metrics
@@ -15,8 +15,8 @@ from cdp.tab import Tab
 
 from ... import netguard
 from ...errors import APIError, BadRequest
-from ...openapi import Blueprint, tab_route
-from .. import audit_plan, site_audit
+from ...openapi import TEXT, Blueprint, tab_route
+from .. import audit_plan, progress, site_audit
 from .. import scrape as scraping
 from ..engines import check_engine
 from ..schemas import Loose, Strict, TabIdMixin
@@ -25,6 +25,10 @@ from .common import check_url, on_tab, state, tab
 bp = Blueprint("site", __name__)
 
 MAX_AUDIT_URLS = 50
+_STREAMED = ("with Accept: text/event-stream, Server-Sent Events instead: event: progress, data: {done, total, "
+             "url, errors} as pages finish (total: the pages known so far); then event: result, data: the report "
+             "(this route's JSON answer), or event: error, data: {error, code} when the run failed after the "
+             "stream began")
 _URL = fields.String(required=True, validate=validate.Length(min=1, max=8192),
                      error_messages={"required": "url required"})
 
@@ -279,12 +283,14 @@ def audit_page(req: dict[str, Any]) -> Response:
 
 @bp.route("/audit", methods=["POST"])
 @bp.arguments(AuditSchema)
+@bp.alt_response(200, content_type=progress.EVENT_STREAM, schema=TEXT, description=_STREAMED)
 @bp.response(200, AuditReportResponse)
 def audit(req: dict[str, Any]) -> Response:
     """Audit several pages into one report: ``urls``, the pages a ``sitemapUrl`` lists (up to
     ``maxPages``), or a SeaPortal report's pages (``seaportalResults``: those it says need a browser,
     every one with ``enrichAll``); ``sampleSize`` keeps at most that many pages of each template
-    group. ``concurrency`` pages at a time; 400 ``no_urls`` when the sources list no page."""
+    group. ``concurrency`` pages at a time; 400 ``no_urls`` when the sources list no page.
+    With ``Accept: text/event-stream`` the run's progress streams as it goes, the report last."""
     st = state()
     options = req["options"]
     plan, source = _audit_plan(req)
@@ -292,11 +298,17 @@ def audit(req: dict[str, Any]) -> Response:
         raise site_audit.nothing_to_audit()
     if any(p.enrich and not p.refused for p in plan):
         st.ensure()
-    entries = site_audit.run_plan(st, plan, options, req["concurrency"])
     # The original leaves out what is off (Go's omitempty): a consumer diffing reports sees the same keys.
     run_options: dict[str, Any] = {"sampleSize": req["sampleSize"], "screenshot": options["screenshot"],
                                    "networkMonitor": options["network"], "concurrency": req["concurrency"]}
-    return jsonify(site_audit.site_report(entries, source, {k: v for k, v in run_options.items() if v}))
+
+    def run(follow: progress.Progress | None = None) -> dict[str, Any]:
+        entries = site_audit.run_plan(st, plan, options, req["concurrency"], follow)
+        return site_audit.site_report(entries, source, {k: v for k, v in run_options.items() if v})
+
+    if progress.wants_stream(request):
+        return progress.stream_run(run, name="audit")
+    return jsonify(run())
 
 
 def _audit_plan(req: dict[str, Any]) -> tuple[list[site_audit.PlannedPage], dict[str, Any]]:
@@ -344,13 +356,15 @@ def _audit_plan(req: dict[str, Any]) -> tuple[list[site_audit.PlannedPage], dict
 
 @bp.route("/scrape", methods=["POST"])
 @bp.arguments(ScrapeSchema)
+@bp.alt_response(200, content_type=progress.EVENT_STREAM, schema=TEXT, description=_STREAMED)
 @bp.response(200, ScrapeReportResponse)
 def scrape(req: dict[str, Any]) -> Response:
     """Crawl a site from ``url`` (same origin, ``maxPages``, include/exclude path globs) and keep
     each page as Markdown with its title, meta tags, JSON-LD and link counts. HTTP first: a page
     goes to the browser only when its verdict says so (``browserRecommended``, ``browserReasons``;
     ``enrichAll``: every page, ``noBrowser``: none). ``preview`` gives a snippet and a character
-    count instead of the Markdown and renders nothing; ``only`` scrapes just the URLs listed."""
+    count instead of the Markdown and renders nothing; ``only`` scrapes just the URLs listed.
+    With ``Accept: text/event-stream`` the crawl's progress streams as it goes, the report last."""
     req["url"] = check_url(req["url"])
     req["only"] = [check_url(u, "only") for u in req["only"]]
     st = state()
@@ -360,4 +374,6 @@ def scrape(req: dict[str, Any]) -> Response:
     resolver = current_app.extensions.get(netguard.RESOLVER_EXTENSION, netguard.system_resolver)
     policy = netguard.Policy.for_download(sec.download_allowed_domains, sec.allowed_domains, resolver)
     st.ensure()
+    if progress.wants_stream(request):
+        return progress.stream_run(lambda follow: scraping.scrape(st, req, policy, follow), name="scrape")
     return jsonify(scraping.scrape(st, req, policy))

@@ -56,6 +56,8 @@ def test_raw_answers_document_their_content_types(client):
     assert types("/screenshot") == {"application/json", "image/jpeg", "image/png"}
     assert types("/pdf") == types("/pdf", "post") == {"application/json", "application/pdf"}
     assert types("/download") == {"application/json", "application/octet-stream"}
+    # A long run answers its report as JSON, or follows it as Server-Sent Events when asked to.
+    assert types("/scrape", "post") == types("/audit", "post") == {"application/json", "text/event-stream"}
 
 
 def check(schema: type[Schema], answer: Any) -> dict[str, Any]:

@@ -17,34 +17,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.mapped_hosts import fixtures_resolver, mapped_browser
 
 from app import netguard
 from cdp.browser import Browser
 
-PUBLIC = "93.184.216.34"
 PAGES = Path(__file__).resolve().parents[2] / "pages"
-
-
-class _OnceBrowser(Browser):
-    """Started once by the module; the bridge's start() finds it running and leaves it be."""
-
-    def start(self) -> None:
-        if not self.alive():
-            super().start()
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     """This module's browser: ``fixtures.test`` is the test server."""
-    b = _OnceBrowser(extra_flags=("--host-resolver-rules=MAP fixtures.test 127.0.0.1",))
-    b.start()
-    yield b
-    b.stop()
-
-
-def fixtures_resolver(host: str) -> list[str]:
-    """The policies' view of names: fixtures.test is a public host (Chromium maps it to the test server)."""
-    return [PUBLIC] if host == "fixtures.test" else []
+    yield from mapped_browser()
 
 
 def nav(client, url):
@@ -55,8 +39,9 @@ def nav(client, url):
 
 @pytest.fixture(scope="module")
 def shop_client(browser, tmp_path_factory):
-    from app.api import create_app
     from support.config import make_config
+
+    from app.api import create_app
 
     before = {p["targetId"] for p in browser.pages()}
     app = create_app(make_config(tmp_path_factory.mktemp("site")), start_browser=False,
@@ -425,3 +410,99 @@ def test_scrape_refuses_bad_requests(shop_client):
     assert shop_client.post("/scrape", json={"url": "ftp://x.test/"}).json["code"] == "bad_url"
     assert shop_client.post("/scrape", json={"url": "http://x.test/", "maxPages": 0}).status_code == 400
     assert shop_client.post("/scrape", json={}).status_code == 400
+
+
+# --- following a long run: Accept: text/event-stream ------------------------------------------------
+def read_events(resp: Any) -> list[tuple[str, Any]]:
+    """The (event, data) pairs of a streamed answer, read as they arrive."""
+    events: list[tuple[str, Any]] = []
+    buffer = b""
+    for chunk in resp.response:
+        buffer += chunk if isinstance(chunk, bytes) else chunk.encode()
+        while b"\n\n" in buffer:
+            block, buffer = buffer.split(b"\n\n", 1)
+            fields = dict(line.split(": ", 1) for line in block.decode().splitlines() if not line.startswith(":"))
+            if "event" in fields:
+                events.append((fields["event"], json.loads(fields["data"])))
+    resp.close()
+    return events
+
+
+def check_progress(events: list[tuple[str, Any]], pages: int) -> dict[str, Any]:
+    """The events' promises: progress as the run goes (done only grows, never past total), then the
+    report last; returns the report."""
+    kinds = [kind for kind, _ in events]
+    assert kinds[-1] == "result" and kinds.count("result") == 1 and "error" not in kinds, kinds
+    steps = [data for kind, data in events if kind == "progress"]
+    done = [s["done"] for s in steps]
+    assert done == sorted(done) and done[-1] == pages, steps
+    # Some arrived while the run was still going: pages were left to do when they were sent.
+    assert any(0 < s["done"] < pages for s in steps), steps
+    assert all(s["done"] <= s["total"] and s["errors"] == 0 for s in steps), steps
+    assert all(s["url"].startswith("http") for s in steps if s["done"]), steps  # the page last started
+    return dict(events[-1][1])
+
+
+def without_time(report: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in report.items() if k != "generatedAt"}
+
+
+def test_a_scrape_streams_its_progress_then_the_plain_posts_report(shop_client, site):
+    from support.site import MANY_PAGES
+
+    body = {"url": public(site, "many/"), "maxPages": MANY_PAGES, "concurrency": 3}
+    r = shop_client.post("/scrape", json=body, headers={"Accept": "text/event-stream"}, buffered=False)
+    assert r.status_code == 200 and r.mimetype == "text/event-stream"
+    streamed = check_progress(read_events(r), MANY_PAGES)
+    assert streamed["summary"]["httpPages"] == MANY_PAGES  # every page read over HTTP, none rendered
+    plain = shop_client.post("/scrape", json=body)
+    assert plain.status_code == 200 and plain.mimetype == "application/json"
+    assert without_time(streamed) == without_time(plain.json)
+
+
+def same_run(report: dict[str, Any]) -> dict[str, Any]:
+    """An audit report normalized, less the browser's favicon request (made or not as its cache has it)."""
+    out = normalized_report(report)
+    for page in out["pages"]:
+        for key in ("networkRequests", "brokenAssets"):
+            page["browser"][key] = [r for r in page["browser"][key] if not r["url"].endswith("/favicon.ico")]
+    return out
+
+
+def test_an_audit_streams_its_progress_then_the_plain_posts_report(shop_client, site):
+    urls = [public(site, f"many/p{n}.html") for n in range(1, 6)]
+    body = {"urls": urls, "concurrency": 2, "options": {"screenshot": False}}
+    r = shop_client.post("/audit", json=body, headers={"Accept": "text/event-stream"}, buffered=False)
+    assert r.status_code == 200 and r.mimetype == "text/event-stream"
+    streamed = check_progress(read_events(r), len(urls))
+    plain = shop_client.post("/audit", json=body).json
+    assert same_run(streamed) == same_run(plain)
+    assert [p["title"] for p in streamed["pages"]] == [f"Page {n}" for n in range(1, 6)]
+
+
+def test_a_bad_streamed_request_is_still_a_plain_4xx(shop_client):
+    sse = {"Accept": "text/event-stream"}
+    r = shop_client.post("/scrape", json={"url": "ftp://x.test/"}, headers=sse)
+    assert r.status_code == 400 and r.json["code"] == "bad_url"
+    r = shop_client.post("/audit", json={}, headers=sse)
+    assert r.status_code == 400 and r.json["error"] and r.json["code"]
+
+
+def test_a_stream_left_by_its_reader_stops_the_run(shop_client, site):
+    from support.waits import wait_until
+
+    from app.api import progress
+
+    follow = progress.Progress()
+    follow.cancelled.set()
+    with pytest.raises(progress.Cancelled):
+        follow.check()
+    # A reader that goes after the first event: the slot is given back, the run told to stop.
+    hub = shop_client.application.extensions["pinchtab.debug"]
+    before = hub.connections
+    r = shop_client.post("/scrape", json={"url": public(site, "many/"), "maxPages": 30},
+                         headers={"Accept": "text/event-stream"}, buffered=False)
+    assert next(iter(r.response)).startswith(b": stream open")
+    assert hub.connections == before + 1
+    r.close()
+    wait_until(lambda: hub.connections == before)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import pty
 import re
 import signal
 import subprocess
@@ -470,6 +471,71 @@ def test_scrape_flags_preview_expand_and_no_browser(cli, site, tmp_path):
     assert (tmp_path / "scraped" / "report.md").read_text().startswith("# Site scrape: Scrape Test Site\n")
 
 
+def run_on_terminal(*args: str, home: Path, env: dict[str, str], timeout_s: float = 180) -> Result:
+    """``pinchtab ARGS`` as from a terminal: stderr on a pseudo-terminal (read as it comes), stdout on a pipe."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("PINCHTAB_", "BRIDGE_", "XDG_", "COLUMNS"))}
+    full.update(HOME=str(home), PYTHONPATH=str(ROOT), XDG_STATE_HOME=str(home / "state"), **env)
+    leader, follower = pty.openpty()
+    chunks: list[bytes] = []
+
+    def read_terminal() -> None:
+        while True:
+            try:
+                data = os.read(leader, 4096)
+            except OSError:  # EIO: the child closed its end
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=read_terminal, daemon=True)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "app.clients.cli", *args], cwd=str(home), env=full,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=follower)
+        os.close(follower)
+        follower = -1
+        reader.start()
+        out, _ = proc.communicate(timeout=timeout_s)
+        reader.join(10)
+    finally:
+        if follower >= 0:
+            os.close(follower)
+        os.close(leader)
+    return Result(proc.returncode, out.decode(), b"".join(chunks).decode(errors="replace"))
+
+
+def failures(summaries: str) -> list[str]:
+    """The pages of scrape summaries that failed, with why (what a mismatch of two runs comes from)."""
+    return [line for line in summaries.splitlines() if "error" in line or "failed:" in line]
+
+
+PROGRESS = re.compile(r"scrape: (\d+)/(\d+) page\(s\)")
+
+
+def test_scrape_shows_its_progress_on_a_terminal_and_nothing_through_a_pipe(bridge, site, tmp_path):
+    from support.site import MANY_PAGES
+
+    env = {"PINCHTAB_SERVER": bridge.base, "PINCHTAB_TOKEN": TOKEN}
+    args = ("scrape", site.url("many/"), "--max-pages", str(MANY_PAGES), "--concurrency", "4", "--timeout", "300")
+    shown = run_on_terminal(*args, home=tmp_path, env=env)
+    assert shown.returncode == 0, shown.stderr
+    steps = [(int(done), int(total)) for done, total in PROGRESS.findall(shown.stderr)]
+    assert steps and steps[-1] == (MANY_PAGES, MANY_PAGES), shown.stderr
+    assert [d for d, _ in steps] == sorted(d for d, _ in steps) and any(0 < d < MANY_PAGES for d, _ in steps)
+    assert site.url("many/") in shown.stderr  # the current URL
+    assert "\r\x1b[K" in shown.stderr and shown.stderr.endswith("\r\x1b[K")  # one line, wiped at the end
+    assert shown.stdout.startswith(f"Scraped {MANY_PAGES} page(s) ·"), shown.stdout
+
+    piped = run_cli(*args, home=tmp_path, env=env, timeout_s=180)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stderr == "" and piped.stdout == shown.stdout, failures(piped.stdout + shown.stdout)
+
+    quiet = run_on_terminal(*args, "--quiet", home=tmp_path, env=env)
+    assert quiet.returncode == 0, quiet.stderr
+    assert not PROGRESS.search(quiet.stderr) and "\x1b" not in quiet.stderr, repr(quiet.stderr)
+    assert quiet.stdout == shown.stdout, failures(quiet.stdout + shown.stdout)
+
+
 def test_record_scrape_compare_and_the_rest_of_storage_state_and_clipboard(cli, site):
     tab = cli.ok("nav", site.url("capture_ticker.html")).strip()
     started = json.loads(cli.ok("record", "start", "cli-ticker", "--scale", "0.25"))
@@ -703,3 +769,45 @@ def test_activity_and_audit_routing_in_server_mode(site, cookie_page, tmp_path, 
         assert "session=e2evalue" in seen[-1], seen
     finally:
         server.stop()
+
+
+def test_the_clients_event_reader_splits_events_and_takes_a_plain_answer_as_the_result():
+    from app.clients.rest import Client, ClientError
+
+    answers = {
+        "/stream": ("text/event-stream", b": open\n\nevent: progress\ndata: {\"done\":1}\n\n"
+                                         b"event: result\ndata: {\"pages\":[\"\xc3\xa9\"]}\n\n"),
+        "/plain": ("application/json", b'{"pages":[]}'),
+        "/bad": ("application/json", b'{"error":"url required","code":"bad_request"}'),
+    }
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            ctype, body = answers[self.path]
+            self.send_response(400 if self.path == "/bad" else 200)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            # In two writes, split inside an event: the reader must join them.
+            self.wfile.write(body[:20])
+            self.wfile.flush()
+            self.wfile.write(body[20:])
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, name="events", daemon=True).start()
+    try:
+        client = Client(f"127.0.0.1:{server.server_address[1]}", timeout_s=10)
+        assert list(client.events("POST", "/stream", body={})) == [("progress", {"done": 1}),
+                                                                  ("result", {"pages": ["é"]})]
+        assert list(client.events("POST", "/plain", body={})) == [("result", {"pages": []})]
+        with pytest.raises(ClientError) as refused:
+            list(client.events("POST", "/bad", body={}))
+        assert refused.value.status == 400 and refused.value.code == "bad_request"
+    finally:
+        server.shutdown()
+        server.server_close()
