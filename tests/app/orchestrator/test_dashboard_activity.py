@@ -6,7 +6,6 @@ window has passed. Real Chromium against a real ``pinchtab server`` of this modu
 elevation window), with two agents at work through it. No sleeps: every wait polls with a deadline."""
 from __future__ import annotations
 
-import base64
 import json
 import secrets
 import time
@@ -15,6 +14,7 @@ from typing import Any
 
 import pytest
 import requests
+from support.browser_page import Page
 from support.servers import ServerProcess
 from support.waits import wait_until
 
@@ -34,51 +34,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
         yield sp
     finally:
         sp.stop()
-
-
-class Page:
-    """A tab of the shared browser on the dashboard, driven over CDP."""
-
-    def __init__(self, browser: Any) -> None:
-        self.tab = browser.new_tab()
-        self.browser = browser
-
-    def run(self, fn: Any) -> Any:
-        return self.tab.run(lambda: fn(self.tab), 30)
-
-    def go(self, url: str) -> None:
-        from cdp import navigation
-
-        self.run(lambda t: navigation.navigate(t, url, timeout_s=20))
-
-    def dom(self, expr: str) -> Any:
-        res = self.run(lambda t: t.call("Runtime.evaluate", {"expression": expr, "returnByValue": True,
-                                                             "awaitPromise": True}))
-        return res["result"].get("value")
-
-    def fill(self, selector: str, text: str) -> None:
-        from cdp import actions
-        from cdp.input import Target
-
-        self.run(lambda t: actions.fill(t, Target(selector=selector), text))
-
-    def click(self, selector: str) -> None:
-        from cdp import actions
-        from cdp.input import Target
-
-        self.run(lambda t: actions.click(t, Target(selector=selector)))
-
-    def shows(self, selector: str) -> bool:
-        """Whether the element is laid out (its ``hidden`` not overruled by a stylesheet)."""
-        return bool(self.dom(f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
-                             " return !!e && getComputedStyle(e).display !== 'none'; })()"))
-
-    def screenshot(self, path: Any) -> None:
-        shot = self.run(lambda t: t.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}))
-        path.write_bytes(base64.b64decode(shot["data"]))
-
-    def close(self) -> None:
-        self.browser.close_tab(self.tab.id)
 
 
 def open_dashboard(server: ServerProcess, browser: Any) -> Page:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import requests
 from flask import Flask
+from support.browser_page import Page
 from support.config import make_config
 from support.servers import ServerProcess
 from support.waits import wait_until
@@ -31,45 +32,6 @@ def server(shared_server: ServerProcess) -> ServerProcess:
 
 def login(server: ServerProcess, token: str, **headers: str) -> requests.Response:
     return requests.post(server.base + "/api/auth/login", json={"token": token}, headers=headers, timeout=10)
-
-
-class Page:
-    """A tab of the shared browser on the server's pages, driven over CDP."""
-
-    def __init__(self, browser: Any) -> None:
-        self.tab = browser.new_tab()
-        self.browser = browser
-
-    def run(self, fn: Any) -> Any:
-        return self.tab.run(lambda: fn(self.tab), 30)
-
-    def go(self, url: str) -> None:
-        from cdp import navigation
-
-        self.run(lambda t: navigation.navigate(t, url, timeout_s=20))
-
-    def dom(self, expr: str) -> Any:
-        res = self.run(lambda t: t.call("Runtime.evaluate", {"expression": expr, "returnByValue": True,
-                                                             "awaitPromise": True}))
-        return res["result"].get("value")
-
-    def fill(self, selector: str, text: str) -> None:
-        from cdp import actions
-        from cdp.input import Target
-
-        self.run(lambda t: actions.fill(t, Target(selector=selector), text))
-
-    def click(self, selector: str) -> None:
-        from cdp import actions
-        from cdp.input import Target
-
-        self.run(lambda t: actions.click(t, Target(selector=selector)))
-
-    def cookies(self) -> list[dict[str, Any]]:
-        return self.run(lambda t: t.call("Network.getCookies", {}))["cookies"]
-
-    def close(self) -> None:
-        self.browser.close_tab(self.tab.id)
 
 
 def test_the_token_is_typed_once_then_a_cookie_keeps_the_dashboard_logged_in(server, browser, shared_token):
