@@ -130,6 +130,19 @@ class Client:
             session.trust_env = False  # a proxy from the environment must not see the bearer token
         return session
 
+    def _send(self, method: str, path: str, params: Mapping[str, Any] | None, body: Any, timeout: float,
+              headers: dict[str, str] | None = None) -> requests.Response:
+        """The response to one request, its body not read yet; ClientError when there is none in time."""
+        query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None}
+        try:
+            return self._session().request(method, self.base_url + path, params=query, json=body, stream=True,
+                                           headers=headers, timeout=(min(CONNECT_TIMEOUT_S, timeout), timeout))
+        except requests.Timeout:
+            raise ClientError(f"no answer from {self.base_url} within {timeout:g} s", code="timeout") from None
+        except requests.RequestException as exc:
+            raise ClientError(f"cannot reach pinchtab at {self.base_url} ({type(exc).__name__}); is it running? "
+                              "Start one with `pinchtab bridge` or point --server at it", code="unreachable") from None
+
     def request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
                 body: Mapping[str, Any] | None = None, tab: str | None = None,
                 timeout_s: float | None = None) -> Reply:
@@ -140,17 +153,8 @@ class Client:
         """
         if tab:
             path = f"/tabs/{quote(tab, safe='')}{path}"
-        url = self.base_url + path
-        query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None}
         timeout = timeout_s or self.timeout_s
-        try:
-            resp = self._session().request(method, url, params=query, json=body, stream=True,
-                                           timeout=(min(CONNECT_TIMEOUT_S, timeout), timeout))
-        except requests.Timeout:
-            raise ClientError(f"no answer from {self.base_url} within {timeout:g} s", code="timeout") from None
-        except requests.RequestException as exc:
-            raise ClientError(f"cannot reach pinchtab at {self.base_url} ({type(exc).__name__}); is it running? "
-                              "Start one with `pinchtab bridge` or point --server at it", code="unreachable") from None
+        resp = self._send(method, path, params, body, timeout)
         with resp:
             data = self._read_capped(resp, timeout)
         reply = Reply(resp.status_code, resp.headers.get("Content-Type", ""), data, dict(resp.headers))
@@ -188,18 +192,8 @@ class Client:
         :meth:`request` does; a server that answers plain JSON instead (one that does not stream
         this route) yields it as one ``("result", data)``. ``timeout_s`` bounds each wait for bytes
         (the server's heartbeats keep a slow run alive); each event is capped at ``max_bytes``."""
-        url = self.base_url + path
-        query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None}
         timeout = timeout_s or self.timeout_s
-        try:
-            resp = self._session().request(method, url, params=query, json=body, stream=True,
-                                           headers={"Accept": "text/event-stream"},
-                                           timeout=(min(CONNECT_TIMEOUT_S, timeout), timeout))
-        except requests.Timeout:
-            raise ClientError(f"no answer from {self.base_url} within {timeout:g} s", code="timeout") from None
-        except requests.RequestException as exc:
-            raise ClientError(f"cannot reach pinchtab at {self.base_url} ({type(exc).__name__}); is it running? "
-                              "Start one with `pinchtab bridge` or point --server at it", code="unreachable") from None
+        resp = self._send(method, path, params, body, timeout, headers={"Accept": "text/event-stream"})
         with resp:
             ctype = resp.headers.get("Content-Type", "")
             if resp.status_code >= 400 or "text/event-stream" not in ctype:
