@@ -509,6 +509,20 @@ def failures(summaries: str) -> list[str]:
     return [line for line in summaries.splitlines() if "error" in line or "failed:" in line]
 
 
+def same_report(one: str, other: str) -> bool:
+    """Whether two scrape summaries are the same, but for the pages that failed to load in either run.
+
+    Every page here is rendered by the browser (the HTTP fetch refuses this machine), and on a loaded
+    machine a render now and then fails: that changes the report, not what this test is about
+    (progress never reaching stdout). The pages both runs read, and their order, must still match.
+    """
+    failed = {line.split(" · ")[0] for line in failures(one) + failures(other)}
+    def kept(text: str) -> list[str]:
+        return [line for line in text.splitlines()
+                if line.split(" · ")[0] not in failed and not line.startswith("Scraped ")]
+    return kept(one) == kept(other) and (bool(failed) or one == other)
+
+
 PROGRESS = re.compile(r"scrape: (\d+)/(\d+) page\(s\)")
 
 
@@ -528,12 +542,13 @@ def test_scrape_shows_its_progress_on_a_terminal_and_nothing_through_a_pipe(brid
 
     piped = run_cli(*args, home=tmp_path, env=env, timeout_s=180)
     assert piped.returncode == 0, piped.stderr
-    assert piped.stderr == "" and piped.stdout == shown.stdout, failures(piped.stdout + shown.stdout)
+    assert piped.stderr == "" and same_report(piped.stdout, shown.stdout), failures(piped.stdout + shown.stdout)
 
     quiet = run_on_terminal(*args, "--quiet", home=tmp_path, env=env)
     assert quiet.returncode == 0, quiet.stderr
     assert not PROGRESS.search(quiet.stderr) and "\x1b" not in quiet.stderr, repr(quiet.stderr)
-    assert quiet.stdout == shown.stdout, failures(quiet.stdout + shown.stdout)
+    assert same_report(quiet.stdout, shown.stdout), failures(quiet.stdout + shown.stdout)
+    assert not PROGRESS.search(shown.stdout + piped.stdout + quiet.stdout)
 
 
 def test_record_scrape_compare_and_the_rest_of_storage_state_and_clipboard(cli, site):
