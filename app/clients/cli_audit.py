@@ -49,6 +49,16 @@ _COOKIE_FIELDS = ("name", "value", "domain", "path", "secure", "httpOnly", "same
 # Cookies and where the run happens
 
 
+def add_instance_flags(p: argparse.ArgumentParser, pages: str) -> None:
+    """Where a long run goes (``--cookie``/``--cookies-file``: a temporary instance; ``--profile``), as
+    :func:`run_cookies` and :func:`where` read them, and ``--quiet`` for its progress line."""
+    p.add_argument("--cookie", action="append", metavar="NAME=VALUE",
+                   help=f"a cookie for the {pages} pages (repeatable); the run gets a temporary instance (server mode)")
+    p.add_argument("--cookies-file", metavar="FILE", help="cookies from a JSON array of {name, value, ...} objects")
+    p.add_argument("--profile", metavar="NAME", help="run in the running instance of this profile (server mode)")
+    cli_progress.add_quiet_flag(p)
+
+
 def run_cookies(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The cookies of ``--cookie name=value`` (repeatable) and ``--cookies-file`` (a JSON array of
     ``{name, value, domain?, path?, ...}``), checked before any server work starts."""
@@ -449,8 +459,4 @@ def register(v: Verbs) -> None:
     p.add_argument("--output-dir", metavar="DIR", help="write report.json and screenshots/ (and report.md|html) here")
     p.add_argument("--format", choices=_FORMATS, default="json",
                    help="md or html: the report rendered (into --output-dir, else on stdout)")
-    p.add_argument("--cookie", action="append", metavar="NAME=VALUE",
-                   help="a cookie for the audited pages (repeatable); the run gets a temporary instance (server mode)")
-    p.add_argument("--cookies-file", metavar="FILE", help="cookies from a JSON array of {name, value, ...} objects")
-    p.add_argument("--profile", metavar="NAME", help="run in the running instance of this profile (server mode)")
-    cli_progress.add_quiet_flag(p)
+    add_instance_flags(p, "audited")

@@ -152,8 +152,4 @@ def register(v: Verbs) -> None:
     p.add_argument("--output-dir", metavar="DIR", help="write report.json (and report.md) here")
     p.add_argument("--format", choices=("json", "md"), default="json",
                    help="md: the report as Markdown (into --output-dir, else on stdout)")
-    p.add_argument("--cookie", action="append", metavar="NAME=VALUE",
-                   help="a cookie for the crawled pages (repeatable); the run gets a temporary instance (server mode)")
-    p.add_argument("--cookies-file", metavar="FILE", help="cookies from a JSON array of {name, value, ...} objects")
-    p.add_argument("--profile", metavar="NAME", help="run in the running instance of this profile (server mode)")
-    cli_progress.add_quiet_flag(p)
+    cli_audit.add_instance_flags(p, "crawled")
