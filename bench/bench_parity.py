@@ -211,7 +211,7 @@ def tabs(base: str, chrome: ChromeProcess, bridge: Bridge, runs: int) -> list[Ro
 def idpi_scan() -> list[Row]:
     import random
 
-    from app.idpi import Policy, scan
+    from app.policy.idpi import Policy, scan
 
     rng = random.Random(1)
     words = "the quick brown fox jumps over lazy dog product price cart checkout shipping review".split()

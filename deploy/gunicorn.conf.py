@@ -10,13 +10,13 @@ from typing import Any
 
 bind = "127.0.0.1:9867"
 workers = 1
-worker_class = "app.worker.Worker"  # gthread, keeping a thread on a busy connection (app/worker.py)
+worker_class = "app.serving.worker.Worker"  # gthread, keeping a thread on a busy connection (app/serving/worker.py)
 threads = 32
 timeout = 120
 graceful_timeout = 10
 keepalive = 5
 preload_app = False
-# The scheme is the connection's own: the app reads X-Forwarded-Proto itself (app/forwarded.py),
+# The scheme is the connection's own: the app reads X-Forwarded-Proto itself (app/access/forwarded.py),
 # and only with server.trustProxyHeaders on.
 secure_scheme_headers: dict[str, str] = {}
 
@@ -24,6 +24,6 @@ secure_scheme_headers: dict[str, str] = {}
 def post_worker_init(worker: Any) -> None:
     """Hand ``forwarded_allow_ips`` to the app: the proxies whose forwarded headers it believes under
     ``server.trustProxyHeaders`` (what ``pinchtab bridge`` does itself)."""
-    from app.forwarded import remember_trusted
+    from app.access.forwarded import remember_trusted
 
     remember_trusted(worker.wsgi, worker.cfg.forwarded_allow_ips)

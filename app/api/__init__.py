@@ -9,11 +9,13 @@ from flask import Flask, Response, g, request
 
 from cdp.browser import Browser
 
-from .. import activity, auth, errors, netguard, web_origin
+from ..access import auth, web_origin
 from ..config import Config, load_config
 from ..debug import init_debug
-from ..jsonprovider import JSONProvider
-from ..openapi import init_api
+from ..policy import netguard
+from ..web import activity, errors
+from ..web.jsonprovider import JSONProvider
+from ..web.openapi import init_api
 from . import caller_gone, engines, idpi_hooks, tab_policy
 from .browser_state import BrowserState, Caller
 
@@ -70,14 +72,16 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
         network,
         record,
         screencast,
-        site,
         sessions,
+        site,
         snapshot,
-        state as saved_state,
         stealth,
         storage,
         tabs,
         transfer,
+    )
+    from .routes import (
+        state as saved_state,
     )
 
     for module in (tabs, navigation, snapshot, actions, content, capture, screencast, record, evaluate, locate, meta,

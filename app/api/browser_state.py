@@ -19,10 +19,10 @@ from cdp.errors import BrowserGone, CDPError, CDPTimeout, LaunchError, TargetClo
 from cdp.network import NetworkOptions
 from cdp.tab import Tab
 
-from .. import netguard
 from ..config import Config
-from ..errors import BadRequest, Conflict, Forbidden, NotFound, Unavailable
-from ..navigation_policy import NavigationPolicy
+from ..policy import netguard
+from ..policy.navigation import NavigationPolicy
+from ..web.errors import BadRequest, Conflict, Forbidden, NotFound, Unavailable
 from . import tab_policy
 from .tab_guards import TabGuards
 
@@ -59,7 +59,7 @@ class BrowserState:
                  resolver: netguard.Resolver = netguard.system_resolver) -> None:
         self.config = config
         self._factory = browser_factory or self._default_browser
-        # What every page this bridge opens must pass (app.navigation_policy).
+        # What every page this bridge opens must pass (app.policy.navigation).
         self.navigation = NavigationPolicy.from_config(config.security, resolver)
         self.profile_lock: Any = None  # held while the browser runs on a named profile
         self._lock = threading.RLock()

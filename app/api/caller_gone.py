@@ -14,7 +14,7 @@ from flask import Flask, g, request
 
 from cdp.tab import caller_gone
 
-from ..connections import connection_closed
+from ..web.connections import connection_closed
 
 
 def register(app: Flask) -> None:

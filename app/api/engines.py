@@ -11,7 +11,7 @@ from __future__ import annotations
 from flask import Flask, current_app, request
 
 from ..config.settings import ENGINES, Config
-from ..errors import BadRequest, Conflict
+from ..web.errors import BadRequest, Conflict
 
 
 def check_engine(config: Config, name: str | None) -> str:

@@ -6,7 +6,7 @@ import json
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from ..openapi import package_version
+from ..web.openapi import package_version
 
 # Credentials a HAR must not carry unless the caller asks (``redact=false``): HARs get shared.
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key",

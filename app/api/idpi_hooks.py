@@ -1,7 +1,7 @@
-"""The IDPI policy (:mod:`app.idpi`) applied to the browser API: the helpers the routes call, and
+"""The IDPI policy (:mod:`app.policy.idpi`) applied to the browser API: the helpers the routes call, and
 the one after-request hook that puts a warning on the response.
 
-* a navigation is judged by :mod:`app.navigation_policy` (the allowlist among the rest); a
+* a navigation is judged by :mod:`app.policy.navigation` (the allowlist among the rest); a
   warning it gives (a host off ``security.allowedDomains`` outside strict mode) is handed to
   :func:`record`;
 * ``/snapshot``, ``/text``, ``/find`` and ``/pdf`` call :func:`screen` with the text they are about
@@ -22,10 +22,10 @@ from typing import Any
 
 from flask import Flask, Response, current_app, g
 
-from .. import idpi
 from ..config import Config
-from ..errors import Forbidden
-from ..errors import body as error_body
+from ..policy import idpi
+from ..web.errors import Forbidden
+from ..web.errors import body as error_body
 
 _KEY = "pinchtab.idpi"
 _STRICT = "security.idpi.strictMode"

@@ -25,7 +25,7 @@ from typing import Any
 
 from flask import Request, Response, current_app
 
-from ..errors import APIError, Unavailable
+from ..web.errors import APIError, Unavailable
 
 log = logging.getLogger(__name__)
 

@@ -6,15 +6,23 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from marshmallow import (EXCLUDE, Schema, ValidationError, fields, missing, post_load, pre_load, validate,
-                         validates_schema)
+from marshmallow import (
+    EXCLUDE,
+    Schema,
+    ValidationError,
+    fields,
+    missing,
+    post_load,
+    pre_load,
+    validate,
+    validates_schema,
+)
 
+from cdp import steps
 from cdp.input import Target
 from cdp.steps import Step
 
-from cdp import steps
-
-from ..errors import BadRequest
+from ..web.errors import BadRequest
 
 WAIT_FOR = ("none", "dom", "load", "networkidle", "selector")
 SNAPSHOT_FORMATS = ("json", "compact", "text", "yaml")
@@ -290,7 +298,7 @@ class UploadSchema(Loose, TabIdMixin):
     paths = fields.List(fields.String(validate=validate.Length(min=1)), load_default=list)
     owner = fields.String(validate=validate.Length(min=1, max=200), metadata={"description": "the tab's lock owner"})
 
-    # _needs_something, in the document's words (app/openapi.py reads it).
+    # _needs_something, in the document's words (app/web/openapi.py reads it).
     OPENAPI_RULES = {"anyOf": [{"required": ["files"], "properties": {"files": {"minItems": 1}}},
                                {"required": ["paths"], "properties": {"paths": {"minItems": 1}}}]}
 
@@ -616,7 +624,7 @@ class StorageDeleteSchema(Loose, TabIdMixin):
         ("local", "session", "all"), error="type must be 'local', 'session', or 'all'"))
     key = fields.String(load_default="")
 
-    # _key_needs_one_storage, in the document's words (app/openapi.py reads it).
+    # _key_needs_one_storage, in the document's words (app/web/openapi.py reads it).
     OPENAPI_RULES = {"anyOf": [{"properties": {"key": {"maxLength": 0}}},
                                {"required": ["type"], "properties": {"type": {"enum": ["local", "session"]}}}]}
 

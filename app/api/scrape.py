@@ -18,7 +18,7 @@ rendered says ``source: "browser"``, with the rendered extraction; a failed rend
 one and says why in ``browserError``.
 
 Where requests go: every URL, and every redirect hop, passes the navigation policy. The HTTP
-fetches are made with the download policy's protections (``app.netguard``: no internal hosts, each
+fetches are made with the download policy's protections (``app.policy.netguard``: no internal hosts, each
 hop checked, the address connected to checked, a size cap), by the browser's network stack, so no
 request leaves this process itself; the browser renders under the navigation policy, as
 ``/navigate`` does. A page whose HTTP fetch the download policy refuses (a host on this machine,
@@ -40,8 +40,8 @@ from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
 from cdp.tab import Tab
 from profiles.times import utc_iso
 
-from .. import netguard
-from ..errors import APIError
+from ..policy import netguard
+from ..web.errors import APIError
 from .browser_state import BrowserState, Caller
 from .progress import Progress
 from .routes.transfer import browser_fetch

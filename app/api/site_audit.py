@@ -26,8 +26,8 @@ from cdp.page import evaluate, main_frame
 from cdp.tab import Tab
 from profiles.times import utc_iso
 
-from ..errors import APIError, BadRequest
-from ..navigation_policy import NavigationPolicy
+from ..policy.navigation import NavigationPolicy
+from ..web.errors import APIError, BadRequest
 from . import audit_plan, audit_rules
 from .audit_plan import SeaportalPage
 from .browser_state import BrowserState, Caller

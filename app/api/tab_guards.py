@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import APIError, Conflict
+from ..web.errors import APIError, Conflict
 
 DEFAULT_LEASE_S = 600.0
 

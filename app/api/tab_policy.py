@@ -32,8 +32,8 @@ from cdp.browser import Browser
 from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
 
 from ..config import Config
-from ..errors import Conflict, StorageError
-from ..files import write_atomic
+from ..web.errors import Conflict, StorageError
+from ..web.files import write_atomic
 from .tab_guards import TabGuards
 
 

@@ -85,7 +85,7 @@ def _server_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_server(args: argparse.Namespace) -> int:
-    from ..gunicorn_apps import ServerApplication
+    from ..serving.gunicorn_apps import ServerApplication
 
     overrides = {
         "server.port": args.port,
@@ -136,7 +136,7 @@ def check_exposure(config: Config) -> None:
 
 
 def run_bridge(args: argparse.Namespace) -> int:
-    from ..gunicorn_apps import BridgeApplication
+    from ..serving.gunicorn_apps import BridgeApplication
 
     config = build_config(args)
     check_exposure(config)

@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from ..config import ConfigError, load_config
-from ..files import write_atomic
+from ..web.files import write_atomic
 from . import completion
 from .cli_config import config_path, copy_to_clipboard
 from .cli_server import listening

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..files import write_atomic
+from ..web.files import write_atomic
 from . import cli_progress
 from .cli_verbs import Ctx, UsageError, Verbs, normalize_url, server_only
 from .rest import ClientError

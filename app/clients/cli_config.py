@@ -27,7 +27,7 @@ from marshmallow import Schema, fields
 from ..config import DEFAULT_CONFIG_PATH, Config, ConfigError, load_config
 from ..config.declare import expand_user, schema_for
 from ..config.sources import from_legacy, is_legacy
-from ..files import write_atomic
+from ..web.files import write_atomic
 
 __all__ = ["SCHEMA_URL", "config_path", "copy_to_clipboard", "load_current", "register", "write_config"]
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..files import write_atomic
+from ..web.files import write_atomic
 from . import cli_audit, cli_scrape
 from .cli_output import table
 from .cli_verbs import Ctx, UsageError, Verb, Verbs, normalize_url, save

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..files import write_atomic
+from ..web.files import write_atomic
 from . import cli_audit, cli_progress
 from .cli_verbs import Ctx, Verbs, normalize_url
 

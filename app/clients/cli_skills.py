@@ -25,7 +25,7 @@ def install(target: Path) -> list[Path]:
     Each file is written whole (a temp file, then a rename), so an agent loading skills meanwhile
     never reads half of one. Raises OSError when the folder cannot be written.
     """
-    from ..files import write_atomic  # the API's one atomic writer; imported here, as the CLI loads lazily
+    from ..web.files import write_atomic
 
     written = []
     for name, text in shipped().items():

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ..files import write_atomic
+from ..web.files import write_atomic
 
 __all__ = ["PROBE_AFTER_S", "TabState"]
 

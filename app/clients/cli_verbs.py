@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..files import write_atomic
+from ..web.files import write_atomic
 from .cli_output import Output, render_error, scalar, table
 from .cli_state import TabState
 from .rest import Client, ClientError, connect

@@ -43,7 +43,7 @@ class ServerConfig:
     port: int = setting(_port(), 9867)
     bind: str = setting(fields.String(validate=checks.no_whitespace), "127.0.0.1")
     token: str = setting(fields.String(), "", secret=True)
-    # Who may call, as the web sees it (app.web_origin): Host names beyond IP addresses and localhost
+    # Who may call, as the web sees it (app.access.web_origin): Host names beyond IP addresses and localhost
     # (the name a team's nginx or DNS sends; "*.example.com" for its subdomains), and page origins
     # beyond the server's own that may send requests (a page on another origin is refused).
     allowed_hosts: tuple[str, ...] = setting(_hosts(), ())

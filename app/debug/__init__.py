@@ -19,7 +19,7 @@ if TYPE_CHECKING:   # Flask loads with the servers, not with every `pinchtab` ve
 def init_debug(app: Flask, api: Any, config: Config, *, strict_sessions: bool = True,
                store: Path | None = None) -> Hub:
     """Serve debug sessions on ``app``; ``store`` keeps the ids of made sessions across restarts."""
-    from .. import auth, web_origin
+    from ..access import auth, web_origin
     from . import routes, sockets
     from .hub import Hub
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..files import write_atomic
+from ..web.files import write_atomic
 from . import protocol
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from typing import Any
 
 from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, validates_schema
 
-from .. import untrusted_json
+from ..web import untrusted_json
 
 PROTOCOL_VERSION = 1
 ERROR_CODES = ("TARGET_NOT_FOUND", "TARGET_NOT_VISIBLE", "TARGET_DISABLED", "TIMEOUT", "EVAL_DISABLED",

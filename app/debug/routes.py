@@ -17,10 +17,10 @@ from urllib.parse import quote
 from flask import Flask, Response, current_app, request
 from marshmallow import EXCLUDE, Schema, fields, validate
 
-from .. import auth
-from ..errors import BadRequest, Conflict, NotFound, Unavailable
-from ..openapi import TEXT, Blueprint
-from ..parser import parser
+from ..access import auth
+from ..web.errors import BadRequest, Conflict, NotFound, Unavailable
+from ..web.openapi import TEXT, Blueprint
+from ..web.parser import parser
 from . import protocol
 from .hub import Hub, Session, TooManySessions, dumps
 

@@ -25,8 +25,8 @@ from flask import Blueprint, Flask, current_app, g, request
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
-from .. import web_origin
-from ..errors import BadRequest, NotFound, Unavailable
+from ..access import web_origin
+from ..web.errors import BadRequest, NotFound, Unavailable
 from . import protocol
 from .hub import Hub, Peer, Session, dumps, queued_peer
 

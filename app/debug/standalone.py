@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from flask import Flask
 
-from .. import auth, errors, web_origin
+from ..access import auth, web_origin
 from ..config import Config, ConfigError, is_loopback
-from ..jsonprovider import JSONProvider
-from ..local_server import LocalServer
-from ..openapi import init_api
+from ..serving.local_server import LocalServer
+from ..web import errors
+from ..web.jsonprovider import JSONProvider
+from ..web.openapi import init_api
 from . import init_debug
 from .hub import Hub, Session
 

@@ -24,7 +24,7 @@ from cdp.errors import CDPError, CDPTimeout, DialogBlocking
 from cdp.page import evaluate
 from cdp.tab import Tab
 
-from .. import untrusted_json
+from ..web import untrusted_json
 from . import protocol
 from .previews import console_args
 from .tab_commands import Commands

@@ -34,7 +34,7 @@ from cdp.input import Target
 from cdp.page import Element, call_on, evaluate
 from cdp.steps import Step, perform
 
-from ..errors import APIError
+from ..web.errors import APIError
 from . import protocol
 
 log = logging.getLogger(__name__)

@@ -16,11 +16,12 @@ from flask import Flask
 
 from cdp.browser import Browser
 
-from .. import errors, web_origin
+from ..access import web_origin
 from ..config import Config
-from ..jsonprovider import JSONProvider
-from ..local_server import LocalServer
-from ..openapi import init_api
+from ..serving.local_server import LocalServer
+from ..web import errors
+from ..web.jsonprovider import JSONProvider
+from ..web.openapi import init_api
 from . import pairing
 from .channel import init_channel
 from .commands import CommandQueue

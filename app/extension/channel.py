@@ -18,8 +18,8 @@ from flask import Blueprint, Flask, request
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
-from .. import untrusted_json
-from ..errors import Forbidden
+from ..web import untrusted_json
+from ..web.errors import Forbidden
 from . import pairing
 from .commands import CommandQueue, failure
 from .http import EXTENSION_SCHEME, endpoints, refusal

@@ -9,7 +9,7 @@ removed, the servers close.
 The HTTP side binds loopback only: the extension talks to ``http://127.0.0.1:<port>``, and nothing
 beyond this machine has any business with it. Nor has another user of this machine: a connection
 whose socket is not this user's (or root's) is closed before anything is read (``same_user_only``,
-see :mod:`app.peer_uid`), so only the person's own Chrome may take their commands or answer them.
+see :mod:`app.access.peer_uid`), so only the person's own Chrome may take their commands or answer them.
 """
 from __future__ import annotations
 
@@ -24,11 +24,12 @@ from typing import Any
 
 from flask import Flask
 
-from .. import errors, web_origin
+from ..access import web_origin
 from ..config import Config, ConfigError, is_loopback
-from ..jsonprovider import JSONProvider
-from ..local_server import LocalServer
-from ..openapi import init_api
+from ..serving.local_server import LocalServer
+from ..web import errors
+from ..web.jsonprovider import JSONProvider
+from ..web.openapi import init_api
 from . import preflight
 from .channel import init_channel
 from .commands import Answer, CommandQueue, check_command, failure

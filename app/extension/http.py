@@ -23,9 +23,10 @@ from typing import Any
 from flask import Flask, Response, current_app, jsonify, request
 from marshmallow import Schema, fields
 
-from .. import untrusted_json, web_origin
-from ..errors import APIError, BadRequest, Forbidden, Unauthorized
-from ..openapi import Blueprint
+from ..access import web_origin
+from ..web import untrusted_json
+from ..web.errors import APIError, BadRequest, Forbidden, Unauthorized
+from ..web.openapi import Blueprint
 from .commands import CommandQueue
 
 log = logging.getLogger(__name__)

@@ -32,8 +32,8 @@ from simple_websocket import ConnectionClosed
 from cdp.errors import LaunchError
 from cdp.extension_transport import ExtensionTransport, RelayClosed
 
-from .. import untrusted_json
-from ..errors import Forbidden
+from ..web import untrusted_json
+from ..web.errors import Forbidden
 from . import pairing
 from .commands import CommandQueue
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import untrusted_json
+from ..web import untrusted_json
 from .commands import Answer
 from .errors import DaemonRunning, ExtensionError
 

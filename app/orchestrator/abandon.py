@@ -22,7 +22,7 @@ from typing import Any
 from urllib3.connection import HTTPConnection
 from urllib3.connectionpool import HTTPConnectionPool
 
-from ..connections import connection_closed
+from ..web.connections import connection_closed
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 It answers the instance API itself, reads lifecycle events from the manager, serves the
 dashboard, and forwards every browser route to the instance that owns it. Instances are the
 manager's (``app.orchestrator``); this process only keeps a copy of their table for routing.
-Auth, the error shape and the config are the bridge app's own (``app.auth``, ``app.errors``).
+Auth, the error shape and the config are the bridge app's own (``app.access.auth``, ``app.web.errors``).
 """
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from typing import Any
 
 from flask import Flask, Response, g, request
 
-from .. import activity, auth, errors, web_origin
+from ..access import auth, web_origin
 from ..config import Config, load_config
-from ..jsonprovider import JSONProvider
-from ..openapi import init_api
+from ..web import activity, errors
+from ..web.jsonprovider import JSONProvider
+from ..web.openapi import init_api
 from .client import ManagerClient
 from .mirror import InstanceMirror
 from .state import ServerState

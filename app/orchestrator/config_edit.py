@@ -21,8 +21,8 @@ from profiles.redact import MASK
 from ..config import Config
 from ..config.declare import expand_user, home_of, schema_for
 from ..config.sources import DEFAULT_CONFIG_PATH, from_legacy, is_legacy
-from ..errors import BadRequest
-from ..files import write_atomic
+from ..web.errors import BadRequest
+from ..web.files import write_atomic
 
 # Read by the server's own process on each use: multiInstance.allocationPolicy by the proxy,
 # scheduler limits by the task queue, the proxy and cookie settings by auth and the login, the

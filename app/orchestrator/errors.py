@@ -1,6 +1,6 @@
 """What can go wrong between the server, its manager and the instances.
 
-Every error here is an :class:`app.errors.APIError`, so the worker answers it in the one error
+Every error here is an :class:`app.web.errors.APIError`, so the worker answers it in the one error
 shape without a mapping of its own; the manager sends ``status``, ``code``, ``message`` and
 ``details`` over its socket and the worker's client raises the same error again.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import APIError
+from ..web.errors import APIError
 
 
 class OrchestratorError(APIError):

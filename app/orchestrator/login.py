@@ -6,7 +6,7 @@ most (agent sessions, a shutdown, the config's security keys, every config chang
 ``sessions.dashboard.requireElevation``) need the token typed again (``POST /api/auth/elevate``)
 within the last minutes when they come from a cookie. As in the original, logging in does not
 elevate: a cookie left in an unattended browser cannot make those changes on its own. Failed logins
-are rate-limited per client address, in the same count as wrong bearer tokens (``app.ratelimit``):
+are rate-limited per client address, in the same count as wrong bearer tokens (``app.access.ratelimit``):
 both guess the one token.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..ratelimit import FAILURE_WINDOW_S, FAILURES_PER_WINDOW, FailureLimiter
+from ..access.ratelimit import FAILURE_WINDOW_S, FAILURES_PER_WINDOW, FailureLimiter
 
 __all__ = ["FAILURES_PER_WINDOW", "FAILURE_WINDOW_S", "Login", "LoginStore"]
 

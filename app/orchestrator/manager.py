@@ -48,11 +48,11 @@ from profiles.atomic import write_bytes_atomic
 from profiles.names import profile_id as profile_id_of
 from profiles.redact import scrub_url
 
-from .. import activity
 from ..config import Config, load_config
-from ..errors import APIError
 from ..extension import pairing
 from ..extension.bridge import DEFAULT_PORT as EXTENSION_DEFAULT_PORT
+from ..web import activity
+from ..web.errors import APIError
 from . import instances as lifecycle
 from . import procfs
 from .children import Child, become_subreaper, clean_orphans, reap_adopted

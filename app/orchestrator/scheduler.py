@@ -25,7 +25,7 @@ from typing import Any
 
 from profiles.times import utc_iso
 
-from ..errors import APIError
+from ..web.errors import APIError
 
 log = logging.getLogger(__name__)
 

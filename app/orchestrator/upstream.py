@@ -14,9 +14,9 @@ from flask import g
 from requests.adapters import HTTPAdapter
 from werkzeug.wrappers import Request
 
-from ..activity import DASHBOARD_AGENT, QUIET_HEADER
 from ..config import Config
-from ..errors import APIError
+from ..web.activity import DASHBOARD_AGENT, QUIET_HEADER
+from ..web.errors import APIError
 from .abandon import CallerWatch, WatchedPool
 from .mirror import InstanceMirror
 
@@ -26,7 +26,7 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
                         "trailers", "transfer-encoding", "upgrade"})
 # Host and length are the new request's own; the caller's Authorization is never passed on. What a
 # browser says of the page that sent the request (Origin, Sec-Fetch-*, its cookie) was judged here
-# (app.web_origin, app.auth): the instance hears from the server, not from a page.
+# (app.access.web_origin, app.access.auth): the instance hears from the server, not from a page.
 DROP_REQUEST = HOP_BY_HOP | {"host", "authorization", "content-length", "expect", "origin", "referer", "cookie",
                              "sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest", "sec-fetch-user"}
 CONNECT_TIMEOUT_S = 2.0

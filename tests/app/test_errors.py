@@ -1,4 +1,4 @@
-"""Unit tests for app.errors: which status, code and body each failure becomes."""
+"""Unit tests for app.web.errors: which status, code and body each failure becomes."""
 from __future__ import annotations
 
 from typing import Any
@@ -7,8 +7,9 @@ import pytest
 from flask import Flask
 from marshmallow import Schema, ValidationError, fields
 
-from app import errors as api
-from app.errors import (
+from app.api.schemas import ActionSchema, NavigateSchema
+from app.web import errors as api
+from app.web.errors import (
     MAX_MESSAGE,
     APIError,
     BadRequest,
@@ -20,7 +21,6 @@ from app.errors import (
     first_validation_error,
     from_exception,
 )
-from app.api.schemas import ActionSchema, NavigateSchema
 from cdp import errors as cdp
 
 

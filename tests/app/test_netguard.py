@@ -1,12 +1,12 @@
-"""The download policy (app/netguard.py): pure functions, no network (the resolver is a stub)."""
+"""The download policy (app/policy/netguard.py): pure functions, no network (the resolver is a stub)."""
 from __future__ import annotations
 
 import ipaddress
 
 import pytest
 
-from app import netguard, urls
-from app.netguard import Policy, UnsafeURL, check_url
+from app.policy import netguard, urls
+from app.policy.netguard import Policy, UnsafeURL, check_url
 
 PUBLIC = "93.184.216.34"
 

@@ -1,9 +1,9 @@
-"""Downloads from an intranet host the download list names (app/netguard.py): pure policy, stub resolver."""
+"""Downloads from an intranet host the download list names (app/policy/netguard.py): pure policy, stub resolver."""
 from __future__ import annotations
 
 import pytest
 
-from app.netguard import INTERNAL, NOT_ALLOWED, Policy, UnsafeURL, check_url
+from app.policy.netguard import INTERNAL, NOT_ALLOWED, Policy, UnsafeURL, check_url
 
 
 def policy(download: list[str], table: dict[str, list[str]]) -> Policy:

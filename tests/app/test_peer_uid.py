@@ -1,4 +1,4 @@
-"""``app.peer_uid``: the socket-table parser on fixed text, then the lookup and the gate against the
+"""``app.access.peer_uid``: the socket-table parser on fixed text, then the lookup and the gate against the
 kernel's own tables, with real connections on loopback (IPv4, IPv6, IPv4 mapped into IPv6).
 
 Another user is not needed here: the gate is given a set of uids that leaves this process's own
@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from support.waits import wait_until
 
-from app import peer_uid
-from app.peer_uid import Row, SameUserGate, find_connector, owner_of, parse_endpoint, parse_table
+from app.access import peer_uid
+from app.access.peer_uid import Row, SameUserGate, find_connector, owner_of, parse_endpoint, parse_table
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's socket tables are Linux's")
 
@@ -214,7 +214,7 @@ def test_a_client_that_closed_has_no_owner_and_is_refused(sockets: list[socket.s
     client.sendall(b"POST /response HTTP/1.1\r\n\r\n")
     client.close()   # its socket lives on in the kernel (FIN-WAIT), but no process owns it any more
     wait_until(lambda: owner_of(peer_uid.peer_row(server_end)) is None, 5)
-    with caplog.at_level(logging.WARNING, "app.peer_uid"):
+    with caplog.at_level(logging.WARNING, "app.access.peer_uid"):
         assert not SameUserGate("test").admits(server_end, server_end.getpeername())
     assert "no live socket" in caplog.text
 
@@ -224,7 +224,7 @@ def test_another_users_connection_is_refused_and_logged_once_a_minute(
         sockets: list[socket.socket], caplog: pytest.LogCaptureFixture) -> None:
     now = [100.0]
     gate = SameUserGate("test", uids={os.geteuid() + 1}, clock=lambda: now[0])   # this process is "another user"
-    with caplog.at_level(logging.DEBUG, "app.peer_uid"):
+    with caplog.at_level(logging.DEBUG, "app.access.peer_uid"):
         for _ in range(3):
             pair = connected_pair(socket.AF_INET, "127.0.0.1", socket.AF_INET, "127.0.0.1")
             sockets.extend(pair)

@@ -1,9 +1,9 @@
-"""When a request's bytes so far can go to a thread (app/request_progress.py): pure logic."""
+"""When a request's bytes so far can go to a thread (app/serving/request_progress.py): pure logic."""
 from __future__ import annotations
 
 import pytest
 
-from app.request_progress import Progress, progress
+from app.serving.request_progress import Progress, progress
 
 HEAD = b"POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\n"
 

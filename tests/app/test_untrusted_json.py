@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from app import untrusted_json
 from app.debug import protocol
 from app.extension.socket_server import parse_line
+from app.web import untrusted_json
 
 DEEP = "[" * 200_000 + "]" * 200_000
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from app import web_origin as wo
+from app.access import web_origin as wo
 
 POLICY = wo.Policy()
 OURS = "127.0.0.1:9867"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.worker_errors import error_response
+from app.serving.worker_errors import error_response
 
 
 def raw_request(port: int, request: bytes, timeout_s: float = 10) -> tuple[int, dict[str, str], bytes]:

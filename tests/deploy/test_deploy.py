@@ -57,7 +57,7 @@ def test_dockerfile_runs_as_non_root_with_a_healthcheck():
     assert "apk add" in text and "chromium" in text
 
 
-# The one setting a deployment behind nginx needs: the name its users reach it by (app.web_origin).
+# The one setting a deployment behind nginx needs: the name its users reach it by (app.access.web_origin).
 TEAM_HOST = "pinchtab.team.test"
 
 

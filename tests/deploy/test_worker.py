@@ -1,4 +1,4 @@
-"""app/worker.py under real gunicorn: a thread stays on a connection whose client comes straight
+"""app/serving/worker.py under real gunicorn: a thread stays on a connection whose client comes straight
 back, and idle kept-alive connections never hold the pool's threads."""
 from __future__ import annotations
 

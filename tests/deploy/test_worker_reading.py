@@ -1,4 +1,4 @@
-"""app/worker.py under real gunicorn: requests are gathered off the threads and still arrive whole
+"""app/serving/worker.py under real gunicorn: requests are gathered off the threads and still arrive whole
 (in pieces, pipelined, big, chunked, expecting 100-continue), and clients that never close do not
 stall the server."""
 from __future__ import annotations

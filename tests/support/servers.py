@@ -121,14 +121,14 @@ class ServerProcess(ServerSubprocess):
 
 
 class WorkerGunicorn(ServerSubprocess):
-    """Plain gunicorn with our worker class (``app.worker.Worker``) and 4 threads, serving the WSGI
+    """Plain gunicorn with our worker class (``app.serving.worker.Worker``) and 4 threads, serving the WSGI
     ``app`` that ``source`` defines (written to ``tmp_path/<module>.py``)."""
 
     def __init__(self, tmp_path: Path, source: str, module: str) -> None:
         (tmp_path / f"{module}.py").write_text(source)
         port = free_port()
         env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"}
-        super().__init__([sys.executable, "-m", "gunicorn", "-k", "app.worker.Worker", "--threads", "4",
+        super().__init__([sys.executable, "-m", "gunicorn", "-k", "app.serving.worker.Worker", "--threads", "4",
                           "-w", "1", "-b", f"127.0.0.1:{port}", "--keep-alive", "30", f"{module}:app"],
                          port=port, env=env, cwd=tmp_path, name="gunicorn", stop_timeout_s=15)
 

@@ -1,1 +1,1 @@
-"""The browser API's routes, one blueprint per family (see ``app.openapi`` for how they are declared)."""
+"""The browser API's routes, one blueprint per family (see ``app.web.openapi`` for how they are declared)."""

@@ -19,10 +19,10 @@ from cdp.steps import WINDOW_OPENED, perform
 from cdp.tab import Tab
 
 from ...config import Config
-from ...errors import body as error_body
-from ...errors import from_exception
-from ...openapi import Blueprint, ErrorSchema, tab_route
-from ...parser import load
+from ...web.errors import body as error_body
+from ...web.errors import from_exception
+from ...web.openapi import Blueprint, ErrorSchema, tab_route
+from ...web.parser import load
 from .. import idpi_hooks
 from ..engines import check_engine
 from ..responses import ActionResponse, ActionsResponse

@@ -16,7 +16,7 @@ from flask import Response, jsonify
 from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
 from cdp.tab import Tab
 
-from ...openapi import Blueprint
+from ...web.openapi import Blueprint
 from ..responses import CacheStatusResponse, StatusResponse
 from .common import caller, on_tab, state
 

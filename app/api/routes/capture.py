@@ -13,9 +13,9 @@ from cdp import capture as paired_capture
 from cdp.errors import NoSuchElement
 from cdp.tab import Tab
 
-from ...errors import BadRequest, Conflict
-from ...files import output_file, stamp, write_atomic
-from ...openapi import BINARY, Blueprint, ErrorSchema, tab_route
+from ...web.errors import BadRequest, Conflict
+from ...web.files import output_file, stamp, write_atomic
+from ...web.openapi import BINARY, Blueprint, ErrorSchema, tab_route
 from .. import idpi_hooks
 from ..responses import AnnotateResponse, CaptureResponse
 from ..schemas import AnnotateQuerySchema, CaptureQuerySchema

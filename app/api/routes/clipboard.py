@@ -12,8 +12,8 @@ from typing import Any
 
 from flask import Response, current_app, jsonify, request
 
-from ...errors import BadRequest, disabled
-from ...openapi import Blueprint, ErrorSchema
+from ...web.errors import BadRequest, disabled
+from ...web.openapi import Blueprint, ErrorSchema
 from ..responses import ClipboardTextResponse, ClipboardWrittenResponse
 from ..schemas import ClipboardWriteSchema
 from .common import before_reading, state

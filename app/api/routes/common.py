@@ -54,7 +54,7 @@ def before_reading(check: Callable[[], None]) -> Callable[[View], View]:
 
 
 def check_url(url: str, field: str = "url") -> str:
-    """The URL to hand the browser, as the navigation policy judges it (:mod:`app.navigation_policy`:
+    """The URL to hand the browser, as the navigation policy judges it (:mod:`app.policy.navigation`:
     400 ``bad_url`` or a 403 naming the rule when it refuses). Its warning (a host off
     ``security.allowedDomains`` outside strict mode) goes on the response."""
     allowed = state().navigation.check(url, field)

@@ -10,8 +10,8 @@ from cdp import capture, content
 from cdp.navigation import page_info
 from cdp.tab import Tab
 
-from ...files import output_file, saved, stamp, write_atomic
-from ...openapi import BINARY, TEXT, Blueprint, tab_route
+from ...web.files import output_file, saved, stamp, write_atomic
+from ...web.openapi import BINARY, TEXT, Blueprint, tab_route
 from .. import idpi_hooks
 from ..responses import SavedScreenshotResponse, ScreenshotResponse, TextResponse
 from ..schemas import ScreenshotRequestSchema, TextQuerySchema

@@ -11,9 +11,9 @@ from flask import Response, jsonify
 from cdp.cookies import cookies_for, set_cookies_for
 from cdp.tab import Tab
 
-from ... import urls
-from ...errors import BadRequest, disabled
-from ...openapi import Blueprint, ErrorSchema, tab_route
+from ...policy import urls
+from ...web.errors import BadRequest, disabled
+from ...web.openapi import Blueprint, ErrorSchema, tab_route
 from ..responses import CookiesResponse, CookiesSetResponse, StatusResponse
 from ..schemas import CookiesQuerySchema, CookiesSetSchema
 from .common import before_reading, caller, on_tab, state, tab

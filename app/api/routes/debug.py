@@ -18,8 +18,8 @@ from cdp.tab import Tab
 
 from ...debug.hub import Hub, Peer, Session, TooManySessions
 from ...debug.routes import session_urls
-from ...errors import Conflict, NotFound
-from ...openapi import Blueprint
+from ...web.errors import Conflict, NotFound
+from ...web.openapi import Blueprint
 from ..schemas import Loose
 from .common import state, tab
 

@@ -14,8 +14,8 @@ from cdp.dialogs import answer_dialog
 from cdp.errors import NoDialog
 from cdp.page_state import page_state
 
-from ...errors import BadRequest
-from ...openapi import Blueprint, tab_route
+from ...web.errors import BadRequest
+from ...web.openapi import Blueprint, tab_route
 from ..responses import DialogResponse, TabStateResponse
 from ..schemas import DialogSchema, TabQuerySchema
 from .common import on_tab, tab

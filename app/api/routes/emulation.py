@@ -11,7 +11,7 @@ from flask import Response, jsonify
 
 from cdp import emulation
 
-from ...openapi import Blueprint, tab_route
+from ...web.openapi import Blueprint, tab_route
 from ..responses import (
     CredentialsResponse,
     GeolocationResponse,

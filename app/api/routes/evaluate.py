@@ -5,8 +5,8 @@ from typing import Any
 
 from flask import Response, jsonify
 
-from ...errors import BadRequest, disabled
-from ...openapi import Blueprint, ErrorSchema, tab_route
+from ...web.errors import BadRequest, disabled
+from ...web.openapi import Blueprint, ErrorSchema, tab_route
 from ..responses import EvaluateResponse
 from ..schemas import EvaluateSchema
 from .common import before_reading, on_tab, state, tab

@@ -15,7 +15,7 @@ from cdp import frame_scope, frame_target
 from cdp.errors import FrameGone
 from cdp.tab import Tab
 
-from ...openapi import Blueprint, tab_route
+from ...web.openapi import Blueprint, tab_route
 from ..responses import FrameResponse
 from ..schemas import FrameSchema, TabQuerySchema
 from .common import on_tab, tab

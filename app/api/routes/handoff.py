@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import Response, jsonify
 
-from ...openapi import Blueprint, ErrorSchema
+from ...web.openapi import Blueprint, ErrorSchema
 from ..responses import HandoffStateResponse, ResumeResponse
 from ..schemas import HandoffSchema, ResumeSchema
 from .common import state, tab

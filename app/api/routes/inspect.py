@@ -13,10 +13,10 @@ from cdp.navigation import page_info
 from cdp.pdf import print_to_pdf
 from cdp.tab import Tab
 
-from ...files import output_file, saved, stamp, write_atomic
-from ...idpi import corpus
-from ...openapi import BINARY, Blueprint, ErrorSchema, tab_route
-from ...parser import load
+from ...policy.idpi import corpus
+from ...web.files import output_file, saved, stamp, write_atomic
+from ...web.openapi import BINARY, Blueprint, ErrorSchema, tab_route
+from ...web.parser import load
 from .. import idpi_hooks
 from ..responses import (
     AttrResponse,
@@ -218,7 +218,7 @@ def _pdf(req: dict[str, Any]) -> Response:
     # Scanned before printing: a refused page is never written anywhere.
     words, url = on_tab(printed, page_words)
     warning = idpi_hooks.screen(words, url)
-    data = on_tab(printed, lambda t: print_to_pdf(t, options))  # Chrome's refusals: 400 / 502 (app.errors)
+    data = on_tab(printed, lambda t: print_to_pdf(t, options))  # Chrome's refusals: 400 / 502 (app.web.errors)
     if target is not None:
         size = write_atomic(target, data)
         return jsonify({**saved(target, size, "pdf"), **warning})

@@ -6,15 +6,16 @@ from typing import Any
 
 from flask import Response, jsonify
 
-from cdp import content, frame_scope, node_boxes, selectors, snapshot as snap, waits
+from cdp import content, frame_scope, node_boxes, selectors, waits
+from cdp import snapshot as snap
 from cdp.errors import BadSelector
 from cdp.find import match, position_hint
 from cdp.navigation import page_info
 from cdp.tab import Tab
 
-from ...errors import BadRequest, disabled
-from ...idpi import corpus
-from ...openapi import Blueprint, tab_route
+from ...policy.idpi import corpus
+from ...web.errors import BadRequest, disabled
+from ...web.openapi import Blueprint, tab_route
 from .. import idpi_hooks
 from ..responses import FindResponse, WaitResponse
 from ..schemas import FindSchema, WaitSchema

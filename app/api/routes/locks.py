@@ -13,7 +13,7 @@ from flask import Response, jsonify, request
 
 from cdp.tab import Tab
 
-from ...openapi import Blueprint, ErrorSchema, tab_route
+from ...web.openapi import Blueprint, ErrorSchema, tab_route
 from ..responses import LockResponse, UnlockResponse
 from ..schemas import LockSchema, UnlockSchema
 from ..tab_guards import iso

@@ -13,7 +13,7 @@ from flask import Response, jsonify
 
 from cdp.tab import CONSOLE_RING
 
-from ...openapi import Blueprint, tab_route
+from ...web.openapi import Blueprint, tab_route
 from ..responses import ClearedResponse, ConsoleResponse, ErrorsResponse
 from ..schemas import LogsQuerySchema, TabQuerySchema
 from .common import tab

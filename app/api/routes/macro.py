@@ -10,8 +10,8 @@ from typing import Any
 
 from flask import Response, jsonify
 
-from ...errors import disabled
-from ...openapi import Blueprint, ErrorSchema
+from ...web.errors import disabled
+from ...web.openapi import Blueprint, ErrorSchema
 from ..responses import MacroResponse
 from ..schemas import MacroSchema
 from .actions import run_batch

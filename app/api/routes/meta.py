@@ -1,11 +1,11 @@
-"""The API about itself: POST /shutdown (``GET /openapi.json`` and ``/help`` are ``app.openapi``'s)."""
+"""The API about itself: POST /shutdown (``GET /openapi.json`` and ``/help`` are ``app.web.openapi``'s)."""
 from __future__ import annotations
 
 import threading
 
 from flask import Response, current_app, jsonify
 
-from ...openapi import Blueprint
+from ...web.openapi import Blueprint
 from ..responses import StatusResponse
 
 bp = Blueprint("meta", __name__)

@@ -12,8 +12,8 @@ from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
 from cdp.tab import Tab
 
 from ...config.settings import InstanceDefaultsConfig
-from ...errors import APIError
-from ...openapi import Blueprint, tab_route
+from ...web.errors import APIError
+from ...web.openapi import Blueprint, tab_route
 from .. import idpi_hooks
 from ..engines import check_engine
 from ..responses import PageInfoResponse
@@ -84,7 +84,7 @@ def _navigate(req: dict[str, Any], tab_id: str | None) -> Response:
     try:
         info, hops = target.run(lambda: load(target), timeout_s + 2)
         if len(hops) > 1:
-            # Where its redirects took it, judged as a navigation there would be (app.navigation_policy),
+            # Where its redirects took it, judged as a navigation there would be (app.policy.navigation),
             # before anything more of the page is read or clicked.
             try:
                 idpi_hooks.record(st.navigation.check_redirects(hops))

@@ -26,9 +26,9 @@ from cdp.errors import CDPError, CDPTimeout
 from cdp.network import broken
 from cdp.tab import Tab
 
-from ... import files
-from ...errors import BadRequest, NotFound, Unavailable, disabled
-from ...openapi import TEXT, Blueprint, ErrorSchema, tab_route
+from ...web import files
+from ...web.errors import BadRequest, NotFound, Unavailable, disabled
+from ...web.openapi import TEXT, Blueprint, ErrorSchema, tab_route
 from .. import har
 from ..schemas import MAX_COUNT, Loose, TabIdMixin, TabQuerySchema
 from .common import before_reading, on_tab, state, tab

@@ -20,9 +20,9 @@ from flask.blueprints import BlueprintSetupState
 
 from cdp.recorder import Recording, RecordingError
 
-from ...errors import APIError, BadRequest, Conflict, StorageError, disabled
-from ...files import output_file, stamp, write_atomic
-from ...openapi import Blueprint, ErrorSchema
+from ...web.errors import APIError, BadRequest, Conflict, StorageError, disabled
+from ...web.files import output_file, stamp, write_atomic
+from ...web.openapi import Blueprint, ErrorSchema
 from ..responses import RecordStartResponse, RecordStatusResponse, RecordStopResponse
 from ..schemas import RecordStartSchema, RecordStopSchema
 from .common import before_reading, caller, state, tab

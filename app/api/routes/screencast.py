@@ -33,8 +33,8 @@ from cdp.screencast import CastFrame, Viewer, cast_of
 from cdp.tab import Tab
 
 from ...debug.sockets import CLOSE_GRACE_S, ServedSocket
-from ...errors import Unavailable, disabled
-from ...openapi import Blueprint, ErrorSchema
+from ...web.errors import Unavailable, disabled
+from ...web.openapi import Blueprint, ErrorSchema
 from ..browser_state import HIDDEN_PREFIXES
 from ..responses import ScreencastTab
 from ..schemas import ScreencastQuerySchema, TabQuerySchema

@@ -1,4 +1,4 @@
-"""POST|GET|DELETE /sessions: agent sessions (``app.sessions``), on a bridge and on the server.
+"""POST|GET|DELETE /sessions: agent sessions (``app.access.agent_sessions``), on a bridge and on the server.
 
 A session token is what an operator hands an agent instead of the token: with
 ``Authorization: Session <token>`` the agent reaches the browser API as its own agent (the
@@ -16,12 +16,12 @@ from typing import Any
 
 from flask import Flask, Response, current_app, g, jsonify
 
-from ... import auth
-from ...auth import require_admin
+from ...access import auth
+from ...access.agent_sessions import AgentSessions, SessionLimit
+from ...access.auth import require_admin
 from ...config import Config
-from ...errors import APIError, Forbidden, NotFound, Unauthorized, disabled
-from ...openapi import Blueprint
-from ...sessions import AgentSessions, SessionLimit
+from ...web.errors import APIError, Forbidden, NotFound, Unauthorized, disabled
+from ...web.openapi import Blueprint
 from ..responses import SessionCreatedResponse, SessionRecord, SessionRevokedResponse, StatusResponse
 from ..schemas import SessionCreateSchema
 
@@ -29,7 +29,7 @@ bp = Blueprint("sessions", __name__)
 
 
 def init_app(app: Flask, config: Config) -> AgentSessions | None:
-    """Give the app its session table, which ``app.auth`` reads for ``Session`` credentials, kept
+    """Give the app its session table, which ``app.access.auth`` reads for ``Session`` credentials, kept
     in the state dir per port (a bridge and a server may share the dir); none when
     ``sessions.agent`` is off."""
     agent = config.sessions.agent

@@ -13,9 +13,9 @@ from cdp import page_metrics
 from cdp.navigation import page_info
 from cdp.tab import Tab
 
-from ... import netguard
-from ...errors import APIError, BadRequest
-from ...openapi import TEXT, Blueprint, tab_route
+from ...policy import netguard
+from ...web.errors import APIError, BadRequest
+from ...web.openapi import TEXT, Blueprint, tab_route
 from .. import audit_plan, progress, site_audit
 from .. import scrape as scraping
 from ..engines import check_engine

@@ -7,8 +7,8 @@ from flask import Response, jsonify
 
 from cdp import snapshot_doc
 
-from ...files import output_file, saved, stamp, write_atomic
-from ...openapi import TEXT, Blueprint, tab_route
+from ...web.files import output_file, saved, stamp, write_atomic
+from ...web.openapi import TEXT, Blueprint, tab_route
 from .. import idpi_hooks
 from ..responses import SavedFileResponse, SnapshotResponse
 from ..schemas import SnapshotQuerySchema

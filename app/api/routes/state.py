@@ -3,10 +3,10 @@ kept as JSON files in ``<stateDir>/sessions`` (0600, written atomically).
 
 ``GET /state`` (the tab's live state), ``POST /state/save``, ``POST /state/load``,
 ``GET /state/list``, ``GET /state/show``, ``DELETE /state``, ``POST /state/clean``. With
-``encrypt: true`` a state is sealed with AES-256-GCM (``app.state_cipher``) under
+``encrypt: true`` a state is sealed with AES-256-GCM (``app.api.state_cipher``) under
 security.stateEncryptionKey; load and show open it with the same key. A state name is one safe
 file name (the schema checks it). Every lookup (exact, prefix, list, show, delete, clean) sees
-only regular files directly in the sessions folder (:func:`app.files.contained`): a symlink
+only regular files directly in the sessions folder (:func:`app.web.files.contained`): a symlink
 planted there, wherever it points, is not a saved state.
 """
 from __future__ import annotations
@@ -25,10 +25,11 @@ from cdp.navigation import page_info
 from cdp.page import evaluate
 from cdp.tab import Tab
 
-from ... import state_cipher, untrusted_json
-from ...errors import APIError, BadRequest, NotFound, disabled
-from ...files import contained, entries, inside, read_contained, stamp, write_atomic
-from ...openapi import Blueprint, ErrorSchema
+from ...web import untrusted_json
+from ...web.errors import APIError, BadRequest, NotFound, disabled
+from ...web.files import contained, entries, inside, read_contained, stamp, write_atomic
+from ...web.openapi import Blueprint, ErrorSchema
+from .. import state_cipher
 from ..responses import (
     LiveStateResponse,
     StateCleanedResponse,

@@ -11,8 +11,8 @@ from flask import Response, jsonify
 from cdp import emulation
 from human import stealth as st
 
-from ...errors import BadRequest
-from ...openapi import Blueprint
+from ...web.errors import BadRequest
+from ...web.openapi import Blueprint
 from ..responses import FingerprintRotateResponse, StealthStatusResponse
 from ..schemas import FingerprintRotateSchema, TabQuerySchema
 from .common import caller, on_tab, state, tab

@@ -15,8 +15,8 @@ from flask import Response, jsonify
 from cdp import storage
 from cdp.tab import Tab
 
-from ...errors import Conflict, disabled
-from ...openapi import Blueprint, ErrorSchema, tab_route
+from ...web.errors import Conflict, disabled
+from ...web.openapi import Blueprint, ErrorSchema, tab_route
 from ..responses import StorageChangedResponse, StorageResponse
 from ..schemas import StorageDeleteSchema, StorageQuerySchema, StorageSetSchema
 from .common import before_reading, on_tab, state, tab

@@ -5,8 +5,8 @@ from flask import Response, jsonify
 
 from cdp import navigation
 
-from ...errors import BadRequest
-from ...openapi import Blueprint, tab_route
+from ...web.errors import BadRequest
+from ...web.openapi import Blueprint, tab_route
 from ..responses import ClosedResponse, HealthResponse, TabActionResponse, TabsResponse
 from ..schemas import CloseSchema, TabActionSchema
 from .common import caller, check_url, state, tab

@@ -8,7 +8,7 @@ the tab is closed through the API, or by the sweep each upload runs (tabs that a
 older than ``STAGING_MAX_AGE_S``).
 
 Downloads are fetched by the browser, so the tab's cookies apply: a throwaway tab navigates to the
-URL with every request paused by the ``Fetch`` domain. Each hop is checked by ``app.netguard``
+URL with every request paused by the ``Fetch`` domain. Each hop is checked by ``app.policy.netguard``
 before it leaves the browser (the first request as Chrome canonicalised it, and every redirect's
 ``Location``), at most ``MAX_REDIRECTS`` of them; the final response body is read as a stream
 (bounded by ``security.downloadMaxBytes``) and the navigation is then aborted, so nothing renders.
@@ -38,11 +38,11 @@ from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
 from cdp.page import call_on
 from cdp.tab import Tab
 
-from ... import netguard
-from ...errors import APIError, BadRequest, disabled
-from ...files import inside, output_file, stamp, write_atomic
-from ...openapi import BINARY, Blueprint, ErrorSchema, tab_route
-from ...parser import parser, with_path_tab
+from ...policy import netguard
+from ...web.errors import APIError, BadRequest, disabled
+from ...web.files import inside, output_file, stamp, write_atomic
+from ...web.openapi import BINARY, Blueprint, ErrorSchema, tab_route
+from ...web.parser import parser, with_path_tab
 from ..responses import DownloadResponse, DownloadSavedResponse, UploadResponse
 from ..schemas import DownloadQuerySchema, UploadSchema
 from .common import before_reading, caller, on_tab, state, tab

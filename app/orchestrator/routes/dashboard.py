@@ -12,8 +12,8 @@ from importlib import resources
 
 from flask import Blueprint, Flask, Response, redirect
 
-from ... import errors
-from ...errors import NotFound
+from ...web import errors
+from ...web.errors import NotFound
 
 bp = Blueprint("dashboard", __name__)
 

@@ -34,12 +34,13 @@ from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 from werkzeug.wsgi import ClosingIterator
 
-from ... import auth, untrusted_json, web_origin
+from ...access import auth, web_origin
 from ...config import Config
 from ...debug import routes as debug_routes
 from ...debug import sockets as debug_sockets
 from ...debug.hub import app_slot_limit
-from ...errors import APIError, BadRequest, Conflict, NotFound, Unavailable
+from ...web import untrusted_json
+from ...web.errors import APIError, BadRequest, Conflict, NotFound, Unavailable
 from ..mirror import InstanceMirror
 from ..state import server_state
 from ..upstream import Upstream
@@ -426,7 +427,7 @@ def admit() -> None:
     role = request.args.get("role", "app")
     if role not in ("app", "agent"):
         raise BadRequest(f"unknown role {role!r}: use app or agent", code="bad_role")
-    # Which pages may open it was judged in front of every route (app.web_origin, our doors); the
+    # Which pages may open it was judged in front of every route (app.access.web_origin, our doors); the
     # app's Origin goes along for the instance's list of apps, an agent's stays here.
     origin = request.headers.get("Origin") if role == "app" else None
     session_id = request.args.get("sessionId", "")

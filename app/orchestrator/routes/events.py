@@ -19,8 +19,8 @@ from typing import Any
 from flask import Flask, Response, current_app, g, request
 from flask.blueprints import BlueprintSetupState
 
-from ...errors import APIError, BadRequest, Unavailable
-from ...openapi import Blueprint
+from ...web.errors import APIError, BadRequest, Unavailable
+from ...web.openapi import Blueprint
 from ..errors import ManagerUnavailable
 from ..state import server_state
 from .schemas import LogStreamQuerySchema

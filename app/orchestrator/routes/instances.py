@@ -11,11 +11,11 @@ from typing import Any, cast
 
 from flask import Response, current_app, jsonify, request
 
-from ... import auth
+from ...access import auth
 from ...api.responses import PageInfoResponse
 from ...config import Config
-from ...errors import APIError, BadRequest, Forbidden
-from ...openapi import Blueprint, package_version
+from ...web.errors import APIError, BadRequest, Forbidden
+from ...web.openapi import Blueprint, package_version
 from ..errors import ManagerUnavailable
 from ..state import server_state
 from .profiles import is_temporary, store

@@ -2,7 +2,7 @@
 
 A person types the token once on the login page; the answer sets the ``pinchtab_auth_token``
 cookie (HttpOnly, SameSite=Strict; Secure per ``server.cookieSecure``, by default when the request
-came over https: TLS here, or a trusted proxy's ``X-Forwarded-Proto``), and ``app.auth`` accepts it
+came over https: TLS here, or a trusted proxy's ``X-Forwarded-Proto``), and ``app.access.auth`` accepts it
 from then on on the dashboard's routes (with its CSRF rule for changes; ``auth.require_admin`` and
 ``auth.require_elevation`` ask for the token again, ``/api/auth/elevate``, before the changes that
 matter most). The answers are the original's (``{"status": "ok"}``, ``elevationWindowSec``) with
@@ -16,10 +16,10 @@ from flask import Flask, Response, current_app, g, jsonify, request
 
 from profiles.times import utc_iso
 
-from ... import auth, forwarded
+from ...access import auth, forwarded
 from ...config import Config
-from ...errors import APIError, BadRequest, Forbidden, Unauthorized
-from ...openapi import Blueprint
+from ...web.errors import APIError, BadRequest, Forbidden, Unauthorized
+from ...web.openapi import Blueprint
 from ..login import LoginStore
 from .schemas import LoginResponse, LoginSchema
 

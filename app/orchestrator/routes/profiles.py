@@ -17,9 +17,9 @@ from flask import Response, current_app, jsonify, request
 
 from profiles import ActivityLog, ProfileInfo, ProfileStore
 
-from ...auth import own_agent_only, require_admin
-from ...errors import BadRequest, Forbidden, NotFound
-from ...openapi import Blueprint
+from ...access.auth import own_agent_only, require_admin
+from ...web.errors import BadRequest, Forbidden, NotFound
+from ...web.openapi import Blueprint
 from .schemas import (
     ActivityQuerySchema,
     ActivityResponse,

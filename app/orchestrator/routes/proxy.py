@@ -21,10 +21,10 @@ from flask import Blueprint, Flask, Response, g, request
 from werkzeug.datastructures import Headers
 from werkzeug.routing import Rule
 
-from ... import untrusted_json
 from ...config import Config
-from ...errors import NotFound, Unavailable
-from ...openapi import openapi_path
+from ...web import untrusted_json
+from ...web.errors import NotFound, Unavailable
+from ...web.openapi import openapi_path
 from ..state import server_state
 from ..upstream import HOP_BY_HOP
 

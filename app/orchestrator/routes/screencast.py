@@ -1,7 +1,7 @@
 """The screencast WebSocket in server mode: ``GET /screencast?tabId=`` relayed to the instance that
 has the tab (the default instance without a tabId), and the original's
 ``GET /instances/{id}/proxy/screencast?tabId=``, relayed to the instance it names. The dashboard's
-login cookie opens both from our own page (``app.auth``: a same-origin ``Origin``).
+login cookie opens both from our own page (``app.access.auth``: a same-origin ``Origin``).
 
 As for the debug WebSocket (``routes/debug.py``, whose relay and cap this uses): before the upgrade
 the server finds the instance and opens the same WebSocket there with the instance's own token, so
@@ -18,7 +18,7 @@ import websocket
 from flask import Blueprint, Flask, g, request
 from flask_sock import Sock
 
-from ...errors import APIError, NotFound
+from ...web.errors import APIError, NotFound
 from ..state import server_state
 from . import debug, proxy
 

@@ -13,11 +13,11 @@ from typing import Any
 
 from flask import Flask, Response, current_app, jsonify
 
-from ...activity import DASHBOARD_AGENT
+from ...access.auth import own_agent_only, require_admin, require_elevation, session_agent
 from ...api.responses import StatusResponse
-from ...auth import own_agent_only, require_admin, require_elevation, session_agent
-from ...errors import APIError, NotFound
-from ...openapi import Blueprint
+from ...web.activity import DASHBOARD_AGENT
+from ...web.errors import APIError, NotFound
+from ...web.openapi import Blueprint
 from .. import config_edit
 from ..errors import ManagerUnavailable
 from ..state import server_state

@@ -17,9 +17,9 @@ from urllib.parse import quote, urlencode
 from flask import Flask, Response, current_app, g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
-from ...auth import own_agent_only
-from ...errors import BadRequest, Forbidden
-from ...openapi import Blueprint
+from ...access.auth import own_agent_only
+from ...web.errors import BadRequest, Forbidden
+from ...web.openapi import Blueprint
 from ..scheduler import QueueFull, Scheduler, Task
 from .schemas import (
     BatchResponse,

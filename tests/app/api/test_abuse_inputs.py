@@ -12,9 +12,9 @@ import pytest
 from support import ROOT
 from support.waits import wait_until
 
-from app import urls
 from app.clients.mcp_server import navigate as mcp_navigate
 from app.clients.rest import Client, ClientError
+from app.policy import urls
 
 BAD_URLS = {
     "http://[::1": "Invalid IPv6 URL",
@@ -84,7 +84,7 @@ def test_wait_for_a_url_pattern_takes_any_text(client, site):
 
 
 def test_the_browser_refusing_a_url_is_a_400_not_a_retryable_500(tab):
-    from app.errors import from_exception
+    from app.web.errors import from_exception
     from cdp import navigation
     from cdp.errors import InvalidURL
 
@@ -236,7 +236,7 @@ def test_a_tab_whose_input_stops_answering_fails_fast_and_recovers_on_reload(bro
 ])
 def test_chrome_refusing_print_options_is_a_400(tab, site, options, words):
     """Below the schema (which refuses most of these first): whatever Chrome refuses is the caller's."""
-    from app.errors import from_exception
+    from app.web.errors import from_exception
     from cdp import navigation
     from cdp.errors import BadPrintOptions
     from cdp.pdf import print_to_pdf
@@ -258,7 +258,7 @@ def test_print_options_chrome_refuses_answer_400_through_the_api(client, site):
 
 
 def test_a_page_chrome_cannot_print_is_a_502_with_the_reason_not_a_retryable_500():
-    from app.errors import from_exception
+    from app.web.errors import from_exception
     from cdp.errors import PrintFailed
 
     err = from_exception(PrintFailed("the browser could not print the page: Printing failed"))

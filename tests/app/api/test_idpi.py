@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from support.waits import wait_until
 
-from app import idpi, netguard
-from app.idpi import Policy, check_domain, scan, wrap
+from app.policy import idpi, netguard
+from app.policy.idpi import Policy, check_domain, scan, wrap
 
 STRICT = {"security.idpi.strictMode": True}
 SCANNER_REFUSAL = "content blocked by IDPI scanner"
@@ -303,7 +303,7 @@ def test_idpi_disabled_ignores_the_allowlist_and_the_scanner(app_factory: Any, s
     assert r.status_code == 200 and idpi.WARNING_HEADER not in r.headers
 
 
-# --- navigation into the network behind the server (app.netguard) -------------------------------------
+# --- navigation into the network behind the server (app.policy.netguard) -------------------------------------
 def test_navigation_never_reaches_metadata_and_a_list_keeps_other_hosts_off_private_addresses(
         app_factory: Any, site: Any) -> None:
     default = app_factory().test_client()

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from app.api.engines import check_engine
-from app.errors import BadRequest, Conflict
+from app.web.errors import BadRequest, Conflict
 from tests.support.config import make_config
 from tests.support.waits import wait_until
 

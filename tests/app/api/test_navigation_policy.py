@@ -1,4 +1,4 @@
-"""The one navigation policy (app.navigation_policy) and every path that opens a page through it:
+"""The one navigation policy (app.policy.navigation) and every path that opens a page through it:
 /navigate, /tab, /tabs/{id}/navigate, popups a page opens, each page /scrape and /audit load and
 where each of them ended after redirects.
 
@@ -16,9 +16,9 @@ import pytest
 from support.config import make_config
 from support.waits import wait_until
 
-from app import idpi, netguard
-from app.errors import BadRequest, Forbidden
-from app.navigation_policy import NavigationPolicy
+from app.policy import idpi, netguard
+from app.policy.navigation import NavigationPolicy
+from app.web.errors import BadRequest, Forbidden
 
 STRICT_LOCAL = {"security.idpi.strictMode": True, "security.allowedDomains": ["localhost"]}
 METADATA_NAMES = {"metadata.google.internal": ["169.254.169.254"], "169.254.169.254.nip.io": ["169.254.169.254"],

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from marshmallow import Schema
 from support.agent import compact, nav, ref_of
 from support.waits import wait_until
-from marshmallow import Schema
 
 from app.api import responses
-from app.openapi import ErrorSchema
+from app.web.openapi import ErrorSchema
 
 
 def resolve(doc: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:

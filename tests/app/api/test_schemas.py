@@ -1,4 +1,4 @@
-"""Unit tests for app.api.schemas (what each route accepts) and app.parser.load (path tab ids)."""
+"""Unit tests for app.api.schemas (what each route accepts) and app.web.parser.load (path tab ids)."""
 from __future__ import annotations
 
 from typing import Any
@@ -13,8 +13,8 @@ from app.api.schemas import (
     ScreenshotQuerySchema,
     SnapshotQuerySchema,
 )
-from app.errors import BadRequest
-from app.parser import load
+from app.web.errors import BadRequest
+from app.web.parser import load
 
 
 def errors_of(schema: Any, data: dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from support.mapped_hosts import fixtures_resolver, mapped_browser
 
-from app import netguard
+from app.policy import netguard
 from cdp.browser import Browser
 
 PAGES = Path(__file__).resolve().parents[2] / "pages"

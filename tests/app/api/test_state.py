@@ -225,7 +225,7 @@ def test_encryption_without_a_key_is_refused_with_a_reason(app, client, site):
 def test_a_planted_file_cannot_ask_scrypt_for_gigabytes(app_factory):
     import time
 
-    from app import state_cipher
+    from app.api import state_cipher
 
     app = app_factory(**{"security.allowStateExport": True, "security.stateEncryptionKey": "k" * 16})
     client = app.test_client()

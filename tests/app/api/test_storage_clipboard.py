@@ -191,7 +191,7 @@ def test_clipboard_is_off_by_default(app_factory):
 
 
 def test_a_sealed_file_that_asks_for_too_costly_a_key_derivation_is_refused_unopened():
-    from app import state_cipher
+    from app.api import state_cipher
 
     sealed = state_cipher.seal({"version": 1, "name": "a", "savedAt": "now", "cookies": []}, KEY)
     assert state_cipher.unseal(sealed, KEY)["cookies"] == []

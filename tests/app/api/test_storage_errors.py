@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import StorageError, body, from_exception
-from app.files import write_atomic
+from app.web.errors import StorageError, body, from_exception
+from app.web.files import write_atomic
 from profiles.errors import StoreWriteError
 
 

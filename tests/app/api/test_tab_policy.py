@@ -13,7 +13,7 @@ from support.config import make_config
 from support.waits import wait_until
 
 from app.api import tab_policy
-from app.errors import Conflict
+from app.web.errors import Conflict
 
 
 def open_ids(client) -> list[str]:

@@ -18,10 +18,10 @@ import pytest
 from support.debug_pages import Agent, DebugPages
 from support.waits import wait_until
 
-from app import netguard
 from app.debug import protocol
 from app.debug.hub import Peer
 from app.debug.standalone import StandaloneServer
+from app.policy import netguard
 from cdp.navigation import navigate
 
 pytestmark = pytest.mark.timeout(60)

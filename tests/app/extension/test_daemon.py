@@ -26,16 +26,16 @@ from flask import Flask
 from support.config import make_config
 from support.waits import wait_until
 
-from app import errors
 from app.clients.cli import main
 from app.extension.channel import init_channel
 from app.extension.commands import STOPPING_ERROR, TIMEOUT_ERROR, CommandQueue
 from app.extension.daemon import Daemon
 from app.extension.errors import DaemonRunning
 from app.extension.http import init_endpoints
-from app.jsonprovider import JSONProvider
-from app.local_server import LocalServer
-from app.openapi import init_api
+from app.serving.local_server import LocalServer
+from app.web import errors
+from app.web.jsonprovider import JSONProvider
+from app.web.openapi import init_api
 
 EXTENSION_ID = "abcdefghijklmnopabcdefghijklmnop"
 PAGE = {"Origin": "http://localhost:8000", "Sec-Fetch-Site": "same-site"}

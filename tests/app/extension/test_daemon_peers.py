@@ -118,7 +118,7 @@ def test_another_users_poll_gets_nothing_and_the_command_waits_for_the_owner(
     assert "status" not in theirs, theirs   # closed unanswered: not even a 403
     assert theirs["error"] in {"RemoteDisconnected", "ConnectionResetError", "BrokenPipeError"}
     assert {k: health(daemon)[k] for k in ("queued", "pending")} == {"queued": 1, "pending": 1}
-    refusals = [r.getMessage() for r in caplog.records if r.name == "app.peer_uid" and r.levelname == "WARNING"]
+    refusals = [r.getMessage() for r in caplog.records if r.name == "app.access.peer_uid" and r.levelname == "WARNING"]
     assert len(refusals) == 1 and f"uid {NOBODY}, another user" in refusals[0]
     assert SECRET not in caplog.text
 

@@ -13,14 +13,14 @@ from support.config import make_config
 from support.extension_browser import ExtensionBrowser
 from support.waits import wait_until
 
-from app import errors
 from app.clients.cli import main
 from app.extension.commands import CommandQueue
 from app.extension.daemon import Daemon
 from app.extension.http import init_endpoints
-from app.jsonprovider import JSONProvider
-from app.local_server import LocalServer
-from app.openapi import init_api
+from app.serving.local_server import LocalServer
+from app.web import errors
+from app.web.jsonprovider import JSONProvider
+from app.web.openapi import init_api
 
 
 @pytest.fixture(scope="module")

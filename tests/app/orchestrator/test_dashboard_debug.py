@@ -20,7 +20,7 @@ import websocket
 from support.config import make_config
 from support.waits import wait_until
 
-from app import auth
+from app.access import auth
 from app.debug import protocol
 from app.debug.standalone import StandaloneServer
 from app.orchestrator.routes import dashboard

@@ -19,7 +19,7 @@ from support.config import make_config
 from support.servers import ServerProcess
 from support.waits import wait_until
 
-from app import auth
+from app.access import auth
 from app.orchestrator.login import FAILURES_PER_WINDOW, LoginStore
 
 pytestmark = pytest.mark.e2e
@@ -125,7 +125,7 @@ def test_cookie_flags_and_csrf_rules_for_cookie_borne_changes(server, shared_tok
         bad = requests.put(url, json={}, cookies=jar, headers=headers, timeout=10)
         assert bad.status_code == 403 and bad.json()["code"] == "origin_forbidden", (headers, bad.text)
         assert bad.json()["details"] == {"sameOriginRequired": True}
-    # Another site's Origin is refused in front of every route (app.web_origin), before the cookie is read.
+    # Another site's Origin is refused in front of every route (app.access.web_origin), before the cookie is read.
     bad = requests.put(url, json={}, cookies=jar, headers={"Origin": "http://evil.example"}, timeout=10)
     assert bad.status_code == 403 and bad.json()["code"] == "origin_not_allowed", bad.text
     for headers in ({"Origin": server.base}, {"Referer": server.base + "/dashboard"}, {"X-CSRF-Token": csrf}):
@@ -232,10 +232,10 @@ def test_forwarded_headers_count_only_when_trusted_and_decide_the_secure_flag(se
 # --- elevation and the failed-login limit: the server app in process, with a clock we move ---------
 def login_app(tmp_path: Path, token: str, **settings: Any) -> Flask:
     """The server's auth, login and session routes alone, in process (no manager, no browser)."""
-    from app import errors
     from app.api.routes import sessions as session_routes
-    from app.openapi import init_api
     from app.orchestrator.routes import login as login_routes
+    from app.web import errors
+    from app.web.openapi import init_api
 
     app = Flask("login-test")
     config = app.extensions["pinchtab.config"] = make_config(tmp_path, **{"server.token": token, **settings})

@@ -112,7 +112,7 @@ def test_event_ring_resumes_waits_and_reports_missed_events():
 
 # --- the manager's socket -------------------------------------------------------------------------
 def test_socket_round_trip_errors_and_deadlines(tmp_path):
-    from app.errors import Conflict
+    from app.web.errors import Conflict
 
     # Deeper than sun_path allows: the client and server go through a directory descriptor.
     deep = tmp_path / ("d" * 60) / ("e" * 60)
@@ -254,7 +254,7 @@ def test_a_query_token_opens_nothing_and_the_dashboard_needs_none(tmp_path):
 
 def test_server_mode_refuses_more_than_one_worker(tmp_path):
     from app.config import ConfigError
-    from app.gunicorn_apps import ServerApplication
+    from app.serving.gunicorn_apps import ServerApplication
 
     with pytest.raises(ConfigError) as exc:
         ServerApplication(make_config(tmp_path), {"workers": 2})

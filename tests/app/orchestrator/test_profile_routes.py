@@ -18,7 +18,6 @@ from flask import Flask
 from support.chrome_shapes import info_cache_entry, local_state, make_user_data_dir, preferences, write_json
 from support.config import make_config
 
-
 # The keys every entry of GET /profiles carries (reference §6).
 LIST_KEYS = {"id", "name", "path", "pathExists", "created", "lastUsed", "diskUsage", "sizeMB", "running",
              "source", "chromeProfileName", "accountEmail", "accountName", "hasAccount", "useWhen", "description"}
@@ -31,8 +30,9 @@ def expected_id(name: str) -> str:
 
 def build_blueprint_app(config: Any, token: str = "") -> Flask:
     """The profiles blueprint wired the way the server app wires it."""
-    from app import activity, auth, errors
+    from app.access import auth
     from app.orchestrator.routes import profiles
+    from app.web import activity, errors
 
     app = Flask("pinchtab-profiles-test")
     app.config["MAX_CONTENT_LENGTH"] = config.server.max_body_bytes

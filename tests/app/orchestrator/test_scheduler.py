@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from support.waits import wait_until
 
-from app.errors import APIError
 from app.orchestrator.scheduler import DONE, FAILED, QueueFull, Scheduler, Task
+from app.web.errors import APIError
 
 
 def idle_scheduler(max_queue: int = 100, max_agent: int = 10) -> Scheduler:

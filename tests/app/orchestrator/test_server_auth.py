@@ -16,8 +16,8 @@ from flask import Flask, request
 from support.servers import ServerProcess
 from support.waits import wait_until
 
-from app import auth
-from app.forwarded import (
+from app.access import auth
+from app.access.forwarded import (
     TrustedProxies,
     client_address,
     parse_address,
@@ -25,7 +25,7 @@ from app.forwarded import (
     request_client,
     request_scheme,
 )
-from app.ratelimit import FAILURE_WINDOW_S, FAILURES_PER_WINDOW, FailureLimiter, bucket
+from app.access.ratelimit import FAILURE_WINDOW_S, FAILURES_PER_WINDOW, FailureLimiter, bucket
 
 LOCAL = TrustedProxies.parse("127.0.0.1,::1")   # gunicorn's default forwarded_allow_ips
 
@@ -170,7 +170,7 @@ def test_a_cookie_alone_does_not_open_websockets_or_gets_that_act(server, shared
             with pytest.raises(websocket.WebSocketBadStatusException) as refused:
                 websocket.create_connection(ws_base + path, timeout=10, cookie=cookie, suppress_origin=True)
             assert refused.value.status_code == 403 and b"origin_forbidden" in refused.value.resp_body, path
-            with pytest.raises(websocket.WebSocketBadStatusException) as elsewhere:   # app.web_origin
+            with pytest.raises(websocket.WebSocketBadStatusException) as elsewhere:   # app.access.web_origin
                 websocket.create_connection(ws_base + path, timeout=10, cookie=cookie, origin="http://evil.example")
             assert elsewhere.value.status_code == 403 and b"origin_not_allowed" in elsewhere.value.resp_body, path
             ws = websocket.create_connection(ws_base + path, timeout=10, cookie=cookie, origin=server.base,

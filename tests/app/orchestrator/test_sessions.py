@@ -13,8 +13,8 @@ from support.config import make_config
 from support.servers import ServerProcess
 from support.waits import wait_until
 
+from app.access.agent_sessions import AgentSessions
 from app.config import ConfigError
-from app.sessions import AgentSessions
 
 IDLE_S, MAX_AGE_S = 1800.0, 86400.0  # sessions.agent's defaults
 

@@ -17,8 +17,8 @@ from urllib.parse import parse_qsl
 from flask import Flask
 from werkzeug.wsgi import ClosingIterator
 
-from .auth import SESSION_AGENT
-from .config import Config
+from ..access.auth import SESSION_AGENT
+from ..config import Config
 
 UNLOGGED = ("/health", "/openapi.json", "/help")
 SERVER_SUBDIR = "server"

@@ -25,8 +25,8 @@ from typing import Any
 
 from profiles.times import utc_iso
 
-from .errors import StorageError
-from .files import write_atomic
+from ..web.errors import StorageError
+from ..web.files import write_atomic
 
 log = logging.getLogger(__name__)
 

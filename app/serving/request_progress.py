@@ -1,6 +1,6 @@
 """How far a request has arrived: from the bytes a client sent so far, whether a thread can take it.
 
-The worker (``app/worker.py``) gathers a request's bytes off the request threads and hands it to
+The worker (``app/serving/worker.py``) gathers a request's bytes off the request threads and hands it to
 one only when the thread will not wait on the client: the head is complete and so is a body of
 known, modest size. Anything this module does not understand is handed over as well, and
 gunicorn's parser gives its answer (a 400, 414 or 431); the thread's reads are bounded all the same.

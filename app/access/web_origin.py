@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
-from .netguard import is_local_name
-from .urls import BadHost, canonical_host, parse_ip
+from ..policy.netguard import is_local_name
+from ..policy.urls import BadHost, canonical_host, parse_ip
 
 log = logging.getLogger(__name__)
 

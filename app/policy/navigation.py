@@ -3,12 +3,12 @@
 Every path that opens a page calls :meth:`NavigationPolicy.check`: ``/navigate``, ``/tab``, the
 debug bridge's ``navigate``, a popup one of our tabs opens, a tab restored after a restart, and
 each page ``/scrape`` and ``/audit`` load (and where each ended after redirects). It parses the URL
-once (:mod:`app.urls`) and then, in this order:
+once (:mod:`app.policy.urls`) and then, in this order:
 
 * the scheme: http and https, ``about:blank``; ``file:`` only with ``security.allowFileScheme``.
   A page's own commands (``web_only``) open http(s) URLs only: a ``javascript:`` URL would run
   code in the page, ``data:`` and ``file:`` ones leave the web;
-* ``security.allowedDomains`` through the IDPI policy (:func:`app.idpi.check_domain`): in strict
+* ``security.allowedDomains`` through the IDPI policy (:func:`app.policy.idpi.check_domain`): in strict
   mode a host off the list is refused; otherwise it passes with a warning for the caller to pass on;
 * the host by address: a cloud metadata service is refused whatever the list says, by number or by
   a name that resolves to it (names are resolved for that); with a list in force (not empty, not
@@ -34,11 +34,11 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..web.errors import BadRequest, Forbidden
 from . import idpi, netguard, urls
-from .errors import BadRequest, Forbidden
 
 if TYPE_CHECKING:
-    from .config import SecurityConfig
+    from ..config import SecurityConfig
 
 RESOLVE_S = 5.0  # a name that does not resolve in time is left to the browser to fail on
 _LIST_SETTING = "security.allowedDomains"

@@ -7,7 +7,7 @@ client that polls (the extension) reuses its connection instead of paying a conn
 per request; ``quiet`` keeps successful requests out of the log (an extension polls all day).
 
 ``same_user_only`` closes, before reading a byte, every connection that another user of the machine
-makes (see :mod:`app.peer_uid`): loopback keeps other machines out, not other users, and the servers
+makes (see :mod:`app.access.peer_uid`): loopback keeps other machines out, not other users, and the servers
 that hand out a person's browser commands must serve that person only.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Self
 from flask import Flask
 from werkzeug.serving import BaseWSGIServer, ThreadedWSGIServer, WSGIRequestHandler, make_server
 
-from .peer_uid import SameUserGate
+from ..access.peer_uid import SameUserGate
 
 log = logging.getLogger(__name__)
 

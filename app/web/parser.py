@@ -7,7 +7,7 @@ Three things differ from webargs' stock Flask parser:
 * On ``/tabs/{tabId}/...`` routes the path's tab id is the request's ``tabId``; a different one
   in the body or query is a 400.
 * A validation error is raised with the schema's own messages (not filed under the location):
-  ``app.errors`` turns it into the one error shape (400, naming the first field as the client
+  ``app.web.errors`` turns it into the one error shape (400, naming the first field as the client
   sent it), like every other error.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from .errors import BadRequest
 
 
 class Parser(FlaskParser):
-    DEFAULT_VALIDATION_STATUS = 400  # what the docs list; the answer itself comes from app.errors
+    DEFAULT_VALIDATION_STATUS = 400  # what the docs list; the answer itself comes from app.web.errors
 
     def load_json(self, req: Any, schema: Schema) -> Any:
         raw = req.get_data(cache=True)  # cached: the activity log reads the body again

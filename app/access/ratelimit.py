@@ -5,7 +5,7 @@ bearer header, the dashboard's login, its elevation): they guess the same secret
 the limit is refused until its oldest failure leaves the window, even with the right token, or
 the limit would not slow guessing down; other clients are not affected.
 
-Clients are keyed by the address :mod:`app.forwarded` finds. An IPv6 client is counted by its /64,
+Clients are keyed by the address :mod:`app.access.forwarded` finds. An IPv6 client is counted by its /64,
 the block one host usually holds, so walking through the addresses of one block is not a fresh
 allowance each time.
 """

@@ -4,7 +4,7 @@ A client-supplied name or path can never leave its folder: it is resolved (symli
 and proven to stay under the folder before anything is written. What a caller asks to have written
 (``output=file``, exports, recordings) goes under ``<stateDir>/outputs/`` alone, so no request can
 replace the config, saved state, sessions or activity logs that live beside it. A failed write raises
-:class:`~app.errors.StorageError` (mapped to 507 in one place), naming the file, not where it lives.
+:class:`~app.web.errors.StorageError` (mapped to 507 in one place), naming the file, not where it lives.
 """
 from __future__ import annotations
 

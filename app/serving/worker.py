@@ -120,8 +120,8 @@ class Worker(JSONErrors, ThreadWorker):
         super().load_wsgi()
         config = getattr(self.wsgi, "extensions", {}).get("pinchtab.config")
         if config is None:  # some other WSGI app under our worker: the settings' defaults
-            from .config.declare import schema_for
-            from .config.settings import ServerConfig
+            from ..config.declare import schema_for
+            from ..config.settings import ServerConfig
 
             server = schema_for(ServerConfig)().load({})
         else:

@@ -1,12 +1,12 @@
 """The defence against indirect prompt injection (IDPI): text in a web page written to steer the
 agent that reads it. Pure: the routes hand it URLs and text (see :mod:`app.api.idpi_hooks`);
-navigations are judged by :mod:`app.navigation_policy`, which asks :func:`check_domain`.
+navigations are judged by :mod:`app.policy.navigation`, which asks :func:`check_domain`.
 
 Three parts, each switched by ``security.idpi.*``:
 
 * **the navigation allowlist** (``security.allowedDomains``): a host off the list is a threat;
   with ``strictMode`` the navigation is refused, otherwise it goes ahead with a warning. Entries
-  match as in :func:`app.netguard.host_allowed` (``example.com``, ``*.example.com``, ``*``); an
+  match as in :func:`app.policy.netguard.host_allowed` (``example.com``, ``*.example.com``, ``*``); an
   empty list, or ``*``, lets every host through.
 * **the content scanner** (``scanContent``): what a read answers with (snapshot names and values,
   page text, the find corpus, a PDF's page text) is matched against built-in patterns and the
@@ -47,7 +47,7 @@ from . import urls
 from .netguard import host_allowed
 
 if TYPE_CHECKING:
-    from .config import SecurityConfig
+    from ..config import SecurityConfig
 
 WARNING_HEADER = "X-IDPI-Warning"
 PATTERN_HEADER = "X-IDPI-Pattern"
@@ -263,7 +263,7 @@ class Policy:
 def check_domain(url: str | urls.URL, policy: Policy) -> Verdict:
     """Whether ``url`` is on the navigation allowlist (``about:blank`` always is).
 
-    ``url`` may come parsed already (:func:`app.urls.parse`), so a navigation reads it once.
+    ``url`` may come parsed already (:func:`app.policy.urls.parse`), so a navigation reads it once.
     A URL with no host (``file:``) cannot be matched against a list, so it is a threat whenever a
     list is in force.
     """

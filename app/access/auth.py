@@ -2,7 +2,7 @@
 
 Two more credentials are accepted where the app provides their store (server mode does):
 
-* ``Authorization: Session <token>``, an agent session (``app.sessions``): the caller is that
+* ``Authorization: Session <token>``, an agent session (``app.access.agent_sessions``): the caller is that
   session's agent (``g.session_agent``, the session itself ``g.agent_session``), whatever
   ``X-Agent-Id`` it sends;
 * the dashboard's login cookie (``pinchtab_auth_token``, as the original names it;
@@ -19,8 +19,8 @@ up in logs and browser history.
 
 ``g.auth`` says which one a request used: ``"bearer"``, ``"session"`` or ``"cookie"``.
 
-Wrong tokens are limited per client address (``app.ratelimit``, the address a trusted proxy
-forwarded: ``app.forwarded``): past the limit a client gets 429 ``rate_limited`` (at the login,
+Wrong tokens are limited per client address (``app.access.ratelimit``, the address a trusted proxy
+forwarded: ``app.access.forwarded``): past the limit a client gets 429 ``rate_limited`` (at the login,
 the original's ``login_rate_limited``) with ``Retry-After``, whatever it sends, until its failures
 age out; other clients go on.
 """
@@ -35,8 +35,8 @@ from urllib.parse import urlsplit
 
 from flask import Flask, Request, current_app, g, request
 
+from ..web.errors import APIError, Forbidden, Unauthorized
 from . import forwarded, web_origin
-from .errors import APIError, Forbidden, Unauthorized
 from .ratelimit import FailureLimiter
 
 log = logging.getLogger(__name__)
@@ -87,8 +87,8 @@ def allow_public(app: Flask, predicate: Callable[[Request], bool]) -> None:
 def same_origin(req: Request) -> bool:
     """Whether the request's ``Origin`` (else ``Referer``) is this server's own origin: the host and
     port of ``Host``, and the scheme when we know it (TLS here, or a trusted proxy's
-    ``X-Forwarded-Proto``, :mod:`app.forwarded`). Without either the scheme is not compared, as
-    :mod:`app.web_origin` does not: no other server answers on our host and port."""
+    ``X-Forwarded-Proto``, :mod:`app.access.forwarded`). Without either the scheme is not compared, as
+    :mod:`app.access.web_origin` does not: no other server answers on our host and port."""
     source = req.headers.get("Origin") or req.headers.get("Referer") or ""
     if not source or source == "null":
         return False

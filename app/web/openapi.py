@@ -2,7 +2,7 @@
 describe them (and describe every answer), served as ``GET /openapi.json``.
 
 Both apps build their ``Api`` here; their blueprints are :class:`Blueprint`, bound to our request
-parser (:mod:`app.parser`). Every operation documents the one error shape (:class:`ErrorSchema`)
+parser (:mod:`app.web.parser`). Every operation documents the one error shape (:class:`ErrorSchema`)
 as its default answer, and needs the bearer token except ``/health``.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from marshmallow import Schema, fields
 
 from .parser import parser
 
-# Answered without the token (app/auth.py lets them through): the health check, and the debug SDK
+# Answered without the token (app/access/auth.py lets them through): the health check, and the debug SDK
 # that pages load with a <script> tag.
 PUBLIC_PATHS = frozenset({"/health", "/debug/sdk.js"})
 # Schemas of answers that are not JSON (alt_response and raw content types).

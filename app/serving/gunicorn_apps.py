@@ -2,7 +2,7 @@
 
 One worker because every tab and CDP connection lives in that process; gthread because its
 heartbeat runs apart from requests, so a long navigate does not look like a hung worker (the
-class is app/worker.py's: gthread, with a thread that stays on a busy connection).
+class is app/serving/worker.py's: gthread, with a thread that stays on a busy connection).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from gunicorn.app.base import BaseApplication
 
-from .config import Config, ConfigError
+from ..config import Config, ConfigError
 
 THREADS = 32  # concurrent requests; many are long waits on the browser, not CPU
 
@@ -36,7 +36,7 @@ def apply_settings(app: Any, hooks: dict[str, Any]) -> None:
     settings = {
         "bind": bind_address(app.pt_config.server.bind, app.pt_config.server.port),
         "workers": 1,
-        "worker_class": "app.worker.Worker",  # gthread, keeping a thread on a busy connection
+        "worker_class": "app.serving.worker.Worker",  # gthread, keeping a thread on a busy connection
         "threads": THREADS,
         "timeout": 120,
         "graceful_timeout": 10,
@@ -44,7 +44,7 @@ def apply_settings(app: Any, hooks: dict[str, Any]) -> None:
         # gunicorn 25+ opens ~/.gunicorn/gunicorn.ctl from a thread in the master: one path for
         # every server of a user (our instances share it) and a thread in a process that forks.
         "control_socket_disable": True,
-        # The scheme is the connection's own: app.forwarded alone reads X-Forwarded-Proto, under
+        # The scheme is the connection's own: app.access.forwarded alone reads X-Forwarded-Proto, under
         # server.trustProxyHeaders (gunicorn would believe it from any peer in forwarded_allow_ips).
         "secure_scheme_headers": {},
         **hooks,
@@ -57,7 +57,7 @@ def apply_settings(app: Any, hooks: dict[str, Any]) -> None:
 def remember_proxies(app: Any, cfg: Any) -> None:
     """Hand gunicorn's ``forwarded_allow_ips`` (``FORWARDED_ALLOW_IPS``; default this machine) to the
     Flask app: the proxies whose forwarded headers it believes under ``server.trustProxyHeaders``."""
-    from .forwarded import remember_trusted
+    from ..access.forwarded import remember_trusted
 
     remember_trusted(app, cfg.forwarded_allow_ips)
 
@@ -77,7 +77,7 @@ class BridgeApplication(BaseApplication):
         apply_settings(self, {"worker_exit": self._worker_exit})
 
     def load(self):  # type: ignore[no-untyped-def]
-        from .api import create_app
+        from ..api import create_app
 
         self.flask_app = create_app(self.pt_config, extension_port=self.extension_port)
         remember_proxies(self.flask_app, self.cfg)
@@ -112,7 +112,7 @@ class ServerApplication(BaseApplication):
         apply_settings(self, {"on_starting": self._on_starting, "on_exit": self._on_exit})
 
     def load(self):  # type: ignore[no-untyped-def]
-        from .orchestrator.app import create_server_app
+        from ..orchestrator.app import create_server_app
 
         app = create_server_app(self.pt_config)
         remember_proxies(app, self.cfg)
@@ -121,7 +121,7 @@ class ServerApplication(BaseApplication):
         return app
 
     def _on_starting(self, arbiter: Any) -> None:
-        from .orchestrator.spawn import ManagerProcess
+        from ..orchestrator.spawn import ManagerProcess
 
         # RuntimeError: gunicorn prints the message and exits 1.
         self.manager = ManagerProcess(self.pt_config).spawn()

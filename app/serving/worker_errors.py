@@ -15,7 +15,7 @@ import socket
 
 from gunicorn import util
 
-from .errors import APIError, body
+from ..web.errors import APIError, body
 
 log = logging.getLogger(__name__)
 

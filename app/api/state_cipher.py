@@ -20,7 +20,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
-from . import untrusted_json
+from ..web import untrusted_json
 
 CIPHER = "AES-256-GCM"
 # scrypt's cost: about 0.1 s and 32 MiB per save or load, which makes guessing a passphrase slow.

@@ -4,7 +4,7 @@
 (``http://[::1``, ``http://x:99999/``, a control character, a host with a space) with a message
 that names the problem, so the caller gets a 400 instead of Chrome's "Cannot navigate to invalid
 URL" (which no retry can fix). It is pure: the navigation route, the download policy
-(``app.netguard``) and the cookie routes build on it.
+(``app.policy.netguard``) and the cookie routes build on it.
 """
 from __future__ import annotations
 
