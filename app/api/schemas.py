@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from marshmallow import (
-    EXCLUDE,
     Schema,
     ValidationError,
     fields,
@@ -23,6 +22,7 @@ from cdp.input import Target
 from cdp.steps import Step
 
 from ..web.errors import BadRequest
+from ..web.schemas import Loose, Strict
 
 WAIT_FOR = ("none", "dom", "load", "networkidle", "selector")
 SNAPSHOT_FORMATS = ("json", "compact", "text", "yaml")
@@ -38,17 +38,6 @@ PX = validate.Range(min=-MAX_PX, max=MAX_PX)  # coordinates, deltas, offsets (CS
 SIZE_PX = validate.Range(min=1, max=MAX_PX)
 TIMEOUT_S = validate.Range(min=0.1, max=120)
 MAX_COUNT = 1_000_000  # entries, characters, tokens: far more than any answer holds
-
-
-class Loose(Schema):
-    """Unknown fields are ignored: PinchTab clients send options we do not have yet."""
-
-    class Meta:
-        unknown = EXCLUDE
-
-
-class Strict(Schema):
-    """Unknown fields are an error: a typo should not silently do nothing."""
 
 
 class TabIdMixin(Schema):

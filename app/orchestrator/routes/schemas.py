@@ -5,8 +5,8 @@ from typing import Any
 
 from marshmallow import INCLUDE, Schema, ValidationError, fields, pre_load, validate, validates_schema
 
-from ...api.schemas import Loose, Strict
 from ...config.declare import Int
+from ...web.schemas import Loose, Strict
 from ..scheduler import STATES
 
 
