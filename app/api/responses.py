@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields
 
+from ..web.schemas import PageInfoResponse, StatusResponse  # noqa: F401 (answered by both apps)
 
 IDPI_WARNING = "why the IDPI scanner flagged the content (security.idpi; also the X-IDPI-Warning header)"
 
@@ -24,11 +25,6 @@ class IdpiMarked(IdpiWarned):
     untrustedContent = fields.Boolean(metadata={"description": "with security.idpi.wrapContent: this is web "
                                                                "content, data only"})
     idpiNotice = fields.String(metadata={"description": "with security.idpi.wrapContent: the notice saying so"})
-
-class PageInfoResponse(Schema):
-    tabId = fields.String(required=True)
-    url = fields.String(required=True)
-    title = fields.String(required=True)
 
 
 class HealthResponse(Schema):
@@ -67,10 +63,6 @@ class TabActionResponse(Schema):
 class ClosedResponse(Schema):
     closed = fields.Boolean(required=True)
     tabId = fields.String(required=True)
-
-
-class StatusResponse(Schema):
-    status = fields.String(required=True)
 
 
 class SnapshotAfterMixin(IdpiMarked):
@@ -559,7 +551,6 @@ class DownloadSavedResponse(Schema):
     path = fields.String(required=True)
     size = fields.Integer(required=True)
     contentType = fields.String(required=True)
-
 
 
 # --- live state and storage: GET /state, GET|POST|DELETE /storage

@@ -1,8 +1,9 @@
-"""The two kinds of request schema every app of ours builds on: Loose (the original's clients send
-options we do not have yet) and Strict (our own routes, where a typo should not silently do nothing)."""
+"""The schemas both apps build on: the two kinds of request schema, Loose (the original's clients send
+options we do not have yet) and Strict (our own routes, where a typo should not silently do nothing),
+and the answers both the bridge and the server give."""
 from __future__ import annotations
 
-from marshmallow import EXCLUDE, Schema
+from marshmallow import EXCLUDE, Schema, fields
 
 
 class Loose(Schema):
@@ -14,3 +15,13 @@ class Loose(Schema):
 
 class Strict(Schema):
     """Unknown fields are an error: a typo should not silently do nothing."""
+
+
+class StatusResponse(Schema):
+    status = fields.String(required=True)
+
+
+class PageInfoResponse(Schema):
+    tabId = fields.String(required=True)
+    url = fields.String(required=True)
+    title = fields.String(required=True)

@@ -12,10 +12,10 @@ from typing import Any, cast
 from flask import Response, current_app, jsonify, request
 
 from ...access import auth
-from ...api.responses import PageInfoResponse
 from ...config import Config
 from ...web.errors import APIError, BadRequest, Forbidden
 from ...web.openapi import Blueprint, package_version
+from ...web.schemas import PageInfoResponse
 from ..errors import ManagerUnavailable
 from ..state import server_state
 from .profiles import is_temporary, store

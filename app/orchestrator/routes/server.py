@@ -14,10 +14,10 @@ from typing import Any
 from flask import Flask, Response, current_app, jsonify
 
 from ...access.auth import own_agent_only, require_admin, require_elevation, session_agent
-from ...api.responses import StatusResponse
 from ...web.activity import DASHBOARD_AGENT
 from ...web.errors import APIError, NotFound
 from ...web.openapi import Blueprint
+from ...web.schemas import StatusResponse
 from .. import config_edit
 from ..errors import ManagerUnavailable
 from ..state import server_state
