@@ -57,6 +57,12 @@ case "$cmd" in
     if [ ! tests/js/node_modules/.package-lock.json -nt tests/js/package-lock.json ]; then
       npm ci --prefix tests/js --no-audit --no-fund --loglevel=error
     fi
+    # The fleet tests lease browsers from real engines: Browserless (npm, with its own Node) and
+    # chromedriver (Debian's, the same Chromium).
+    command -v chromedriver >/dev/null 2>&1 || apt_install chromium-driver
+    if [ ! tests/fleet/node_modules/.package-lock.json -nt tests/fleet/package-lock.json ]; then
+      npm ci --prefix tests/fleet --no-audit --no-fund --loglevel=error
+    fi
     PATH="$PWD/.venv/bin:$PATH" exec .venv/bin/python -m pytest -q "$@" ;;
   *) echo "usage: scripts/dev.sh start|test [args]" >&2; exit 2 ;;
 esac
