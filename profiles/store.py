@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import builtins
 import errno
-import json
 import logging
 import os
 import secrets
@@ -25,7 +24,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any
 
 from .atomic import describe, fsync_dir, write_json_atomic
 from .copying import copy_user_data_dir
@@ -43,11 +42,17 @@ from .identity import IdentityCache
 from .locks import (
     LAST_USED_FILE,
     LOCK_FILE,
-    LockInfo,
     ProfileLock,
     chrome_singleton_pid,
     holder_alive,
     read_holder,
+)
+from .meta import (
+    META_FILE,
+    ProfileInfo,
+    ProfileMeta,
+    check_text,
+    read_meta,
 )
 from .names import is_valid_name, looks_like_id, profile_id, validate_name
 from .paths import child_dir, inside_profile
@@ -56,13 +61,7 @@ from .usage import DEFAULT_CHANGED_AFTER_S, DEFAULT_TTL_S, UsageCache
 
 log = logging.getLogger(__name__)
 
-META_FILE = "profile.json"
-MAX_META_BYTES = 1024 * 1024
-MAX_TEXT_FIELD = 2000
 MAX_OWNER = 200
-CORRUPT_META = "corrupt profile.json"
-MISSING_META = "missing profile.json"
-UNSAFE_META = "unsafe profile.json (a symlink)"
 # What ``reset`` removes: browsing state (sessions, cookies, history, site storage) and caches.
 # Preferences, Local State, saved logins and bookmarks stay, and so does the account identity.
 RESET_PATHS = tuple(f"Default/{p}" for p in (
@@ -77,64 +76,6 @@ LAST_USED_FILES = ("Default/Preferences", "Local State", LOCK_FILE, LAST_USED_FI
 TRASH_PREFIX = ".trash-"
 IMPORT_PREFIX = ".import-"
 LEFTOVER_MAX_AGE_S = 3600.0  # an import older than this is a crashed one, not a slow one
-
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-# O_NONBLOCK: a FIFO planted as profile.json must not hang the list.
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-
-ProfileSource = Literal["created", "imported"]
-
-
-class ProfileMeta(TypedDict):
-    """The content of ``profile.json``."""
-
-    id: str
-    name: str
-    description: str
-    useWhen: str
-    created: str | None
-    source: ProfileSource
-    sourcePath: NotRequired[str]
-
-
-class ProfileInfo(TypedDict):
-    """One profile as ``list`` and ``get`` report it (the metadata plus live state)."""
-
-    id: str
-    name: str
-    path: str
-    description: str
-    useWhen: str
-    created: str | None
-    source: ProfileSource
-    sourcePath: NotRequired[str]
-    pathExists: bool
-    diskUsage: int | None
-    diskUsageMB: float | None
-    diskUsageStale: bool
-    lastUsed: str | None
-    running: bool
-    lockedBy: LockInfo | None
-    chromePid: int | None
-    accountEmail: str | None
-    accountName: str | None
-    hasAccount: bool
-    chromeProfileName: str | None
-    identitySource: str
-    consentedPrimaryAccount: bool | None
-    error: NotRequired[str]
-
-
-def _check_text(field: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise InvalidProfileField(f"{field} must be a string")
-    if len(value) > MAX_TEXT_FIELD:
-        raise InvalidProfileField(f"{field} is longer than {MAX_TEXT_FIELD} characters")
-    if "\x00" in value:
-        raise InvalidProfileField(f"{field} must not contain NUL characters")
-    return value
-
 
 class ProfileStore:
     """Profiles under ``base_dir``: create, list, get, update (rename), delete, import, reset, lock.
@@ -184,16 +125,12 @@ class ProfileStore:
         name, path = self._find(id_or_name)
         return self._info_or_404(name, path)
 
-    def path_of(self, id_or_name: str) -> Path:
-        """The profile's directory: the user-data dir to start Chrome with."""
-        return self._find(id_or_name)[1]
-
     # --- changing ----------------------------------------------------------------------------
     def create(self, name: str, description: str = "", use_when: str = "") -> ProfileInfo:
         """Create an empty profile; raises :class:`ProfileExists` if the name is taken."""
         name = validate_name(name)
-        description = _check_text("description", description)
-        use_when = _check_text("useWhen", use_when)
+        description = check_text("description", description)
+        use_when = check_text("useWhen", use_when)
         with self._mutex:
             path = child_dir(self.base_dir, name)
             self._check_free(name)
@@ -222,12 +159,12 @@ class ProfileStore:
         renaming a profile that is locked or open in Chrome. A broken ``profile.json`` is
         rewritten from what is known.
         """
-        new_description = None if description is None else _check_text("description", description)
-        new_use_when = None if use_when is None else _check_text("useWhen", use_when)
+        new_description = None if description is None else check_text("description", description)
+        new_use_when = None if use_when is None else check_text("useWhen", use_when)
         new_name = None if name is None else validate_name(name)
         with self._mutex:
             current, path = self._find(id_or_name)
-            meta, error = self._read_meta(current, path)
+            meta, error = read_meta(current, path)
             if error:
                 log.warning("profile %s: %s; rewriting it", current, error)
             if new_description is not None:
@@ -301,8 +238,8 @@ class ProfileStore:
         profile is never visible; on failure (a full disk) nothing is left behind.
         """
         name = validate_name(name)
-        description = _check_text("description", description)
-        use_when = _check_text("useWhen", use_when)
+        description = check_text("description", description)
+        use_when = check_text("useWhen", use_when)
         target = child_dir(self.base_dir, name)
         source = self._check_source(source_path)
         with self._mutex:
@@ -398,48 +335,6 @@ class ProfileStore:
                 raise ProfileExists(f"profile {existing!r} already has the id {wanted_id}")
 
     # --- internals: state --------------------------------------------------------------------
-    def _default_meta(self, name: str) -> ProfileMeta:
-        return {"id": profile_id(name), "name": name, "description": "", "useWhen": "",
-                "created": None, "source": "created"}
-
-    def _read_meta(self, name: str, path: Path) -> tuple[ProfileMeta, str | None]:
-        """``profile.json`` merged over defaults, and an error text when it is broken.
-
-        Raises :class:`ProfileNotFound` when the profile dir itself is gone.
-        """
-        meta = self._default_meta(name)
-        try:
-            fd = os.open(path / META_FILE, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
-        except FileNotFoundError as exc:
-            if not path.is_dir():
-                raise ProfileNotFound(f"profile {name!r} does not exist") from exc
-            return meta, MISSING_META
-        except OSError as exc:
-            return meta, UNSAFE_META if exc.errno == errno.ELOOP else CORRUPT_META
-        try:
-            with os.fdopen(fd, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_META_BYTES:
-                    return meta, CORRUPT_META
-                raw = fh.read(MAX_META_BYTES + 1)
-        except OSError:
-            return meta, CORRUPT_META
-        try:
-            data = json.loads(raw)
-        except (ValueError, RecursionError):
-            return meta, CORRUPT_META
-        if not isinstance(data, dict):
-            return meta, CORRUPT_META
-        for key in ("description", "useWhen", "created"):
-            value = data.get(key)
-            if isinstance(value, str):
-                meta[key] = value[:MAX_TEXT_FIELD]  # type: ignore[literal-required]
-        if data.get("source") == "imported":
-            meta["source"] = "imported"
-            if isinstance(data.get("sourcePath"), str):
-                meta["sourcePath"] = data["sourcePath"]
-        return meta, None
-
     def _last_used(self, path: Path) -> str | None:
         newest = 0.0
         for rel in LAST_USED_FILES:
@@ -451,7 +346,7 @@ class ProfileStore:
 
     def _info(self, name: str, path: Path, refresh: bool) -> ProfileInfo | None:
         try:
-            meta, error = self._read_meta(name, path)
+            meta, error = read_meta(name, path)
         except ProfileNotFound:
             return None
         holder = read_holder(path / LOCK_FILE)

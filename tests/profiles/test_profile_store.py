@@ -19,7 +19,8 @@ from profiles.errors import (
     UnsafePath,
 )
 from profiles.names import profile_id
-from profiles.store import CORRUPT_META, MISSING_META, RESET_PATHS, UNSAFE_META, ProfileStore
+from profiles.meta import CORRUPT_META, MISSING_META, UNSAFE_META
+from profiles.store import RESET_PATHS, ProfileStore
 
 
 def meta_of(base: Path, name: str) -> dict:
