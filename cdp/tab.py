@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import Abandoned, CDPTimeout, DialogBlocking, InputUnresponsive, TargetClosed, TargetCrashed
 from .intercept import Interceptor
+from .jobs import Bell, Job
 from .network import NetworkLog, NetworkOptions
 
 if TYPE_CHECKING:
@@ -96,94 +97,6 @@ class Dialog:
         return out
 
 
-class _Job:
-    """A job for the worker, and its answer: a bare lock is the cheapest one-shot hand-back.
-
-    A job whose caller stopped waiting (its deadline passed, or it went away) is cancelled: the
-    worker skips it if it has not started, and a running one stops at its next wait. ``waited``:
-    someone waits for the answer (``run``); a ``submit`` job reports its own outcome, so it runs
-    however late it is. ``gone``: the caller's ``caller_gone`` check, asked again just before the
-    job starts (its waiter only looks now and then).
-    """
-
-    __slots__ = ("fn", "deadline", "waited", "gone", "cancelled", "started", "_claim", "_done", "value", "error")
-
-    def __init__(self, fn: Callable[[], Any], deadline: float, *, waited: bool = True,
-                 gone: Callable[[], bool] | None = None) -> None:
-        self.fn = fn
-        self.deadline = deadline
-        self.waited = waited
-        self.gone = gone
-        self.cancelled = False
-        self.started = False
-        self._claim = threading.Lock()  # start and cancel race: exactly one of them wins
-        self._done = threading.Lock()
-        self._done.acquire()  # released once, by the worker, when the answer is in
-        self.value: Any = None
-        self.error: BaseException | None = None
-
-    def start(self) -> bool:
-        """On the worker: whether to run the job (False: cancelled first)."""
-        with self._claim:
-            self.started = not self.cancelled
-            return self.started
-
-    def cancel(self) -> bool:
-        """Nobody wants the answer any more; whether the job had not started yet."""
-        with self._claim:
-            self.cancelled = True
-            return not self.started
-
-    def unwanted(self) -> bool:
-        """Whether nobody waits for the answer any more: cancelled, late, or its caller left."""
-        if not self.waited:
-            return False
-        if self.cancelled or time.monotonic() >= self.deadline:
-            return True
-        try:
-            return self.gone is not None and self.gone()
-        except Exception:  # a broken check must not drop work
-            log.exception("a caller_gone check failed")
-            return False
-
-    def finish(self, value: Any = None, error: BaseException | None = None) -> None:
-        self.value, self.error = value, error
-        self._done.release()
-
-    def wait(self, timeout_s: float) -> Any:
-        if not self._done.acquire(timeout=max(timeout_s, 0.0)):
-            raise TimeoutError
-        if self.error is not None:
-            raise self.error
-        return self.value
-
-
-class _Bell:
-    """Wakes the worker: rung by any thread, waited on by the worker alone.
-
-    A bare lock held while nobody rang. A ring releases it (a second ring finds it released and
-    is absorbed); the worker's wait takes it, consuming the ring. The worker re-checks what it
-    waits for after every wake-up, so a ring never gets lost and a stale one costs one loop.
-    (A Condition costs a fresh lock per wait and makes the woken thread re-take the
-    condition's lock from its notifier: measurably slower on a hop every request takes.)
-    """
-
-    __slots__ = ("_lock",)
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._lock.acquire()
-
-    def ring(self, _fut: Future | None = None) -> None:
-        try:
-            self._lock.release()
-        except RuntimeError:  # rung already
-            pass
-
-    def wait(self, timeout_s: float) -> None:
-        self._lock.acquire(timeout=max(timeout_s, 0.0))
-
-
 class Tab:
     """One page target, attached over a flat session."""
 
@@ -217,13 +130,13 @@ class Tab:
         self.state: dict[str, Any] = {}  # per-tab bookkeeping of higher layers (refs, last snapshot)
         self.input_stuck_epoch: int | None = None  # the document whose input events stopped answering
         self._handlers: dict[str, list[Handler]] = collections.defaultdict(list)
-        self._bell = _Bell()
+        self._bell = Bell()
         self._events: collections.deque[tuple[str, dict[str, Any]]] = collections.deque()
-        self._jobs: collections.deque[_Job] = collections.deque()
+        self._jobs: collections.deque[Job] = collections.deque()
         self._closed: Exception | None = None
         self._on_close: list[Callable[[Exception], None]] = []  # told once, when the tab closes or crashes
         self._job_deadline: float | None = None
-        self._job: _Job | None = None  # the job the worker runs now
+        self._job: Job | None = None  # the job the worker runs now
         # Shared by a browser's tabs: how many run a job at once (instanceDefaults.maxParallelTabs).
         self.gate: threading.Semaphore | None = None
         self._thread = threading.Thread(target=self._work_loop, name=f"tab:{target_id[:8]}", daemon=True)
@@ -280,7 +193,7 @@ class Tab:
         if self._closed is not None:
             raise self._closed
         gone = caller_gone.get()
-        job = _Job(fn, time.monotonic() + timeout_s, gone=gone)
+        job = Job(fn, time.monotonic() + timeout_s, gone=gone)
         self._jobs.append(job)
         self._bell.ring()
         if self._closed is not None:  # closed meanwhile: the worker may have drained its queue already
@@ -292,7 +205,7 @@ class Tab:
         self.last_used = time.time()
         return self._wait(job, timeout_s, gone)
 
-    def _wait(self, job: _Job, timeout_s: float, gone: Callable[[], bool] | None) -> Any:
+    def _wait(self, job: Job, timeout_s: float, gone: Callable[[], bool] | None) -> Any:
         while True:
             # Not started by its deadline: dropped. Started: it bounds its own waits by its
             # deadline, and the margin covers its last step.
@@ -309,7 +222,7 @@ class Tab:
                 self._cancel(job)
                 raise CDPTimeout(f"tab {self.id} is busy: the request did not finish within {timeout_s:.0f} s")
 
-    def _cancel(self, job: _Job) -> bool:
+    def _cancel(self, job: Job) -> bool:
         """Cancel ``job``; wake the worker so a running job sees it. Whether it had not started."""
         before_start = job.cancel()
         self._bell.ring()
@@ -340,7 +253,7 @@ class Tab:
 
         if self._closed is not None:
             raise self._closed
-        self._jobs.append(_Job(guarded, time.monotonic() + timeout_s, waited=False))
+        self._jobs.append(Job(guarded, time.monotonic() + timeout_s, waited=False))
         self._bell.ring()
 
     def remaining(self, timeout_s: float | None = None) -> float:
