@@ -17,7 +17,10 @@ from ...web.errors import NotFound
 
 bp = Blueprint("dashboard", __name__)
 
-FILES = ("index.html", "dashboard.css", "dashboard.js")
+# The page's scripts, in the order index.html loads them (they share one scope).
+SCRIPTS = ("dashboard.js", "dashboard_instances.js", "dashboard_activity.js", "dashboard_debug.js",
+           "dashboard_debug_sessions.js", "dashboard_sessions.js", "dashboard_start.js")
+FILES = ("index.html", "dashboard.css", *SCRIPTS)
 # The page loads only its own files and talks only to this server; screenshots are blob: URLs.
 CSP = ("default-src 'self'; img-src 'self' blob: data:; connect-src 'self'; style-src 'self'; "
        "script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
