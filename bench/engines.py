@@ -78,6 +78,11 @@ class BrowserlessProcess(ServerSubprocess):
         except requests.RequestException:
             return False
 
+    def browsers(self) -> set[str] | None:
+        """The ids of the browsers it runs now (its ``/sessions`` lists each one's targets too)."""
+        sessions = self.sessions()
+        return None if sessions is None else {s["browserId"] for s in sessions if s.get("browserId")}
+
     def sessions(self) -> list[dict] | None:
         """The browsers it runs now (its ``/sessions`` route); None while it answers something else
         (it may answer 429 while its browsers are being closed)."""

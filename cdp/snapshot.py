@@ -2,7 +2,8 @@
 
 Chrome's ``Accessibility.getFullAXTree`` costs ~2 s on a page of 5,000 controls (an 8.8 MB
 reply); the walker in ``scripts/snapshot*.js`` (joined by ``cdp.browser.snapshot_script``)
-computes the same roles and names inside the page, in our isolated world, in tens of milliseconds. One call per frame, never one per node.
+computes the same roles and names inside the page, in our isolated world, in tens of milliseconds.
+One call per frame, never one per node.
 
 Refs are kept by the walker: a WeakMap from DOM node to ref in each frame's world, so the same
 node keeps its ref across snapshots and filters for as long as it lives, and a ref can never be

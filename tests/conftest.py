@@ -7,6 +7,7 @@ with a deadline.
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -130,3 +131,59 @@ def store(base: Path) -> Iterator[Any]:
     s = ProfileStore(base)
     yield s
     s.close()
+
+
+# --- running in parallel (pytest-xdist; scripts/dev.sh test passes -n and --dist loadfile) -----------
+# Each worker is a pytest process of its own: its own session browser and pages' servers (the
+# session fixtures above), its own tmp dirs under the run's basetemp, servers on ports the kernel
+# picks. ``--dist loadfile`` keeps a module on one worker, so a module-scoped server starts once.
+# Two refinements of it, in ``_ModulesHeaviestFirst``: the modules that share the orchestrator's
+# session-scoped ``shared_server`` go to one worker together (one server start, not one a worker),
+# and the modules that take longest are handed out first, so that none of them starts last and
+# keeps one worker busy after the others are done.
+SHARED_SERVER_MODULES = frozenset(f"tests/app/orchestrator/{name}.py" for name in (
+    "test_server_routes", "test_server_auth", "test_login", "test_sessions", "test_screencast_relay"))
+# A module's rough seconds in a parallel run (4 workers on the 2-core machine, 2026-11-27); only the
+# order of the hand-out depends on them. A module not named here counts a second a test.
+SLOW_MODULES = {
+    "tests/app/clients/test_cli.py": 257, "tests/app/api/test_site_tools.py": 207,
+    "tests/app/orchestrator/test_profile_routes.py": 140, "tests/app/orchestrator/test_server_mode.py": 137,
+    "tests/app/api/test_api_browser.py": 103, "tests/cdp/test_snapshot_js.py": 96, "tests/app/api/test_contract.py": 80,
+    "tests/app/api/test_idpi.py": 78, "tests/deploy/test_deploy.py": 77, "tests/app/api/test_transfer.py": 70,
+    "tests/app/api/test_abuse_inputs.py": 64, "tests/app/orchestrator/test_server_routes.py": 62,
+    "tests/app/api/test_navigation_policy.py": 61, "tests/app/api/test_network.py": 60,
+    "tests/e2e/test_bridge_server.py": 56, "tests/app/clients/test_debug_cli.py": 54,
+    "tests/app/orchestrator/test_extension_instances.py": 47, "tests/app/orchestrator/test_dashboard_debug.py": 46,
+    "tests/app/api/test_storage_clipboard.py": 46, "tests/app/api/test_emulation.py": 43,
+    "tests/deploy/test_slow_clients.py": 39, "tests/app/orchestrator/test_dashboard_activity.py": 38,
+    "tests/app/debug/test_tab_app.py": 36, "tests/app/extension/test_daemon.py": 35,
+    "tests/e2e/test_debug_bridge.py": 34,
+    "tests/app/orchestrator/test_server_auth.py": 31, "tests/e2e/test_closed_to_web.py": 30,
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "loadfile":
+        return None  # xdist's own scheduler for the other modes
+    from xdist.scheduler import LoadFileScheduling
+
+    class _ModulesHeaviestFirst(LoadFileScheduling):
+        ordered = False
+
+        def _split_scope(self, nodeid: str) -> str:
+            module = super()._split_scope(nodeid)
+            return "tests/app/orchestrator (shared_server)" if module in SHARED_SERVER_MODULES else module
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not self.ordered:  # the first hand-out: the queue is complete, put the heaviest first
+                self.ordered = True
+                def weight(scope: str) -> float:
+                    modules = Counter(nodeid.split("::")[0] for nodeid in self.workqueue[scope])
+                    return sum(SLOW_MODULES.get(module, n) for module, n in modules.items())
+
+                for scope in sorted(self.workqueue, key=weight, reverse=True):
+                    self.workqueue.move_to_end(scope)
+            super()._assign_work_unit(node)
+
+    return _ModulesHeaviestFirst(config, log)

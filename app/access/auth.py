@@ -1,4 +1,5 @@
-"""Who may call: the bearer token on every route but ``GET /health``, compared in constant time.
+"""Who may call: the bearer token on every route but the public ones (``app.access.public``: ``GET
+/health`` and a few more), compared in constant time.
 
 Two more credentials are accepted where the app provides their store (server mode does):
 
@@ -37,11 +38,11 @@ from flask import Flask, Request, current_app, g, request
 
 from ..web.errors import APIError, Forbidden, Unauthorized
 from . import forwarded, web_origin
+from .public import is_public_route
 from .ratelimit import FailureLimiter
 
 log = logging.getLogger(__name__)
 
-PUBLIC = {("GET", "/health"), ("HEAD", "/health")}
 _EXTRA = "pinchtab.public_requests"
 SESSIONS = "pinchtab.agent_sessions"
 LOGINS = "pinchtab.dashboard_logins"
@@ -192,7 +193,8 @@ def register(app: Flask, token: str) -> None:
 
     @app.before_request
     def check_token() -> None:
-        if (request.method, request.path) in PUBLIC:
+        # A public route (app.access.public) where this app serves it (the URL matched a rule).
+        if request.url_rule is not None and is_public_route(request.method, request.path):
             return
         if any(allowed(request) for allowed in app.extensions.get(_EXTRA, ())):
             return

@@ -15,6 +15,12 @@ extension port:
   ``origin_not_allowed``, whatever its method. Without an Origin, a ``Sec-Fetch-Site`` of
   ``cross-site`` or ``same-site`` says a page on another site sent it (an ``<img>``, a no-cors GET):
   refused the same way. No Origin at all (curl, Python, the CLI, MCP) is fine.
+* An entry that is one client's alone (the extension's ``/poll``, ``/response``, its relay and
+  command channel: :func:`extension_only`) has a door that is the only way in on its path: an Origin
+  the door does not take is refused there even when it is this server's own or listed, so is any
+  request a page sent (``Sec-Fetch-Site`` other than ``none``), and, where the client always names
+  itself (a WebSocket an extension opens), a request with no Origin. Every socket entry is judged
+  here, before its upgrade, by this one policy.
 
 We answer no CORS preflight (a preflight carries the page's Origin: refused like the rest) and send
 no CORS headers, so a page can neither send a request that gets through nor read an answer.
@@ -58,6 +64,10 @@ class Door:
     origins: OriginTest | None = None
     when: Callable[[Mapping[str, list[str]]], bool] | None = None
     prefix: bool = False
+    # The only way in on the path (:func:`extension_only`): then the refusal's code and message, and
+    # whether a request must name its Origin.
+    only: Refusal | None = None
+    origin_required: bool = False
 
     def applies(self, path: str, query: Mapping[str, list[str]]) -> bool:
         matched = path.startswith(self.path) if self.prefix else path == self.path
@@ -229,10 +239,35 @@ def extension_origins(allowed_ids: Iterable[str] = ()) -> OriginTest:
     return test
 
 
+def extension_only(path: str, allowed_ids: Iterable[str], refused: Refusal, *,
+                   origin_required: bool = False) -> Door:
+    """The door of an entry only the extension may use: its ``chrome-extension://`` Origin (one of
+    ``allowed_ids`` when any are listed, as everywhere on its port), or, without ``origin_required``,
+    no Origin from a request no page sent; anything else is ``refused``."""
+    return Door(path, extension_origins(allowed_ids), only=refused, origin_required=origin_required)
+
+
 def refusal(policy: Policy, *, host: str | None, origin: str | None, fetch_site: str | None,
             method: str = "GET", path: str = "/", query: Mapping[str, list[str]] | None = None,
             doors: Iterable[Door] = ()) -> Refusal | None:
     """Why a request with these headers is refused (None: it may go on)."""
+    open_doors = [d for d in doors if d.applies(path, query or {})]
+    refused = _web_refusal(policy, host=host, origin=origin, fetch_site=fetch_site, method=method,
+                           open_doors=open_doors)
+    only = next((d for d in open_doors if d.only is not None), None)
+    if refused is not None or only is None or only.only is None:
+        return refused
+    site = (fetch_site or "none").lower()
+    if site != "none" or (origin is None and only.origin_required) or (
+            origin is not None and not (only.origins is not None and only.origins(origin))):
+        seen = f"Origin {origin[:100]}" if origin is not None else f"no Origin, Sec-Fetch-Site {site[:20]}"
+        return Refusal(only.only.code, f"{only.only.message} ({seen})")
+    return None
+
+
+def _web_refusal(policy: Policy, *, host: str | None, origin: str | None, fetch_site: str | None,
+                 method: str, open_doors: list[Door]) -> Refusal | None:
+    """The policy every entry shares: the Host, then the Origin (or a page's Sec-Fetch-Site)."""
     if host:   # a client with no Host at all (HTTP/1.0) is no browser: browsers always send one
         if not _host_ok(host, policy.allowed_hosts):
             return Refusal("host_not_allowed",
@@ -240,7 +275,6 @@ def refusal(policy: Policy, *, host: str | None, origin: str | None, fetch_site:
                            "in server.allowedHosts (a name that is not ours could be a DNS-rebinding page)")
     if origin is None and (fetch_site or "").lower() not in CROSS_SITE:
         return None
-    open_doors = [d for d in doors if d.applies(path, query or {})]
     if method in ("GET", "HEAD") and any(d.origins is None for d in open_doors):
         return None
     if origin is None:

@@ -49,6 +49,7 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
     idpi_hooks.register(app, config)  # the prompt-injection policy's warnings on responses
     engines.register(app)  # ?browser= names an engine on every route, checked as navigate's field is
 
+    from ..access import session_routes as sessions
     from .routes import (
         actions,
         browser_admin,
@@ -72,7 +73,6 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
         network,
         record,
         screencast,
-        sessions,
         site,
         snapshot,
         stealth,

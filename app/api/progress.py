@@ -23,9 +23,10 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from flask import Request, Response, current_app
+from flask import Request, Response
 
-from ..web.errors import APIError, Unavailable
+from ..sockets import limiter
+from ..web.errors import APIError
 
 log = logging.getLogger(__name__)
 
@@ -113,10 +114,7 @@ def stream_run(run: Callable[[Progress], dict[str, Any]], progress: Progress | N
     """The response that runs ``run(progress)`` on a thread of its own and streams its progress,
     then its report. ``run`` reports through the :class:`Progress` it gets and calls its ``check``
     between pages; it must not use the request (the thread outlives the view)."""
-    hub = current_app.extensions["pinchtab.debug"]
-    if not hub.acquire_slot():
-        raise Unavailable("too many long-lived connections (debug.maxConnections); try again later",
-                          code="too_many_connections", headers={"Retry-After": "5"})
+    hold = limiter.current().acquire()
     progress = progress or Progress()
     outcome: dict[str, Any] = {}
     finished = threading.Event()
@@ -173,7 +171,7 @@ def stream_run(run: Callable[[Progress], dict[str, Any]], progress: Progress | N
     def close() -> None:
         # The response is over (read to the end, or the caller left): a run still going stops at its next page.
         progress.cancelled.set()
-        hub.release_slot()
+        hold.release()
 
     resp = Response(events(), mimetype=EVENT_STREAM, headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
     resp.call_on_close(close)  # runs whether or not the stream was ever read

@@ -1,164 +1,87 @@
-"""The ``pinchtab`` command."""
+"""The ``pinchtab`` command.
+
+Agents and scripts run it as a process per call, so its start is what they wait for: a verb loads
+only the module that declares it, and the parser holds only that verb. :data:`VERBS` is the one
+table of verbs: each declaring function (``module:function``) and the verbs (aliases too) it adds,
+in the order ``pinchtab help`` lists them. Every verb is built when the whole table is wanted:
+plain ``pinchtab``, ``--help`` or ``--version``, ``help``, ``completion``, and a word that is no verb
+(so argparse names every choice, as ever).
+"""
 from __future__ import annotations
 
 import argparse
 import functools
 import gettext
-import logging
+import importlib
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..config import Config, ConfigError, is_loopback, load_config
-from ..extension import cli as extension_cli
-from . import cli_admin, cli_config, cli_features, cli_skills, cli_verbs, debug_cli
+from ..config.errors import ConfigError
+from . import cli_verbs
+from .completion import top_options
 
-log = logging.getLogger("pinchtab")
-
-
-def _bridge_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bridge", help="serve the browser API for one browser",
-                       description="Start one headless Chromium (or attach to a running Chrome) and serve "
-                                   "the browser API on 127.0.0.1:9867.")
-    p.add_argument("--port", type=int, help="port to listen on (default 9867, or PINCHTAB_PORT)")
-    p.add_argument("--bind", help="address to listen on (default 127.0.0.1, or PINCHTAB_BIND)")
-    p.add_argument("--cdp-url", help="attach to a running Chrome (http://host:port or ws://...) instead of launching")
-    p.add_argument("--headed", action="store_true", help="show the browser window")
-    p.add_argument("--chrome", help="browser binary (default: browser.binary, CHROME_BIN, chromium on PATH)")
-    p.add_argument("--profile", help="run the browser on this saved profile (created if new; cookies, storage "
-                                     "and sign-ins persist between runs)")
-    p.add_argument("--extension", action="store_true",
-                   help="drive your own Chrome through the Pinchtab extension instead of launching a browser")
-    p.add_argument("--extension-port", type=int, default=19222,
-                   help="the port the extension connects to, on 127.0.0.1 (default 19222)")
-    p.set_defaults(run=run_bridge)
-
-
-def _extension_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("extension", help="the Pinchtab extension: where it is, its pairing token",
-                       description="`path` prints the extension's folder (load it unpacked in chrome://extensions); "
-                                   "`pair` prints what to set in its options: the pairing token (created on first "
-                                   "use) and the address it connects to, the extension port (not the API's).")
-    p.add_argument("action", choices=("path", "pair"))
-    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                   help="pair: print {pairingToken, extensionUrl}")
-    p.set_defaults(run=run_extension)
+VERBS: tuple[tuple[str, tuple[str, ...]], ...] = tuple((declarer, tuple(names.split())) for declarer, names in (
+    ("app.clients.cli_serve:register", "bridge server mcp extension"),
+    ("app.clients.debug_cli:add_parser", "debug"),
+    ("app.extension.cli:add_parser", "ext"),
+    ("app.clients.cli_verbs:register",
+     "nav goto navigate open quick back forward reload snap snapshot click dblclick hover focus type fill press "
+     "select check uncheck scroll scrollintoview drag mouse keyboard keydown keyup dialog text title url html styles "
+     "value box visible enabled checked count attr find eval evaluate wait screenshot ss pdf console errors tabs tab "
+     "close handoff resume handoff-status health instances profiles"),
+    ("app.clients.cli_features:register",
+     "network route unroute cookies storage state clipboard cache record set frame annotate capture cap download "
+     "upload instance activity"),
+    ("app.clients.cli_audit:register", "audit"),
+    ("app.clients.cli_features:register_compare", "compare"),
+    ("app.clients.cli_scrape:register", "scrape"),
+    ("app.clients.cli_features:register_session", "session"),
+    ("app.clients.cli_config:register", "config security"),
+    ("app.clients.cli_admin:register", "help version completion doctor dashboard daemon"),
+    ("app.clients.cli_skills:register", "skills"),
+))
+# Verbs built with the whole table: help and completion print it, and version hands whoever inspects
+# the command through it the whole parser (no script waits on it).
+_WHOLE = frozenset({"help", "completion", "version"})
 
 
-def run_extension(args: argparse.Namespace) -> int:
-    import json
-    from importlib import resources
+class Subcommands:
+    """The ``pinchtab`` subparsers as a declaring function sees them: ``add_parser`` makes the
+    parser of the verb being built (of each verb when all are) and, for the others, a stand-in that
+    takes their arguments and keeps nothing. ``parser`` is the command's own parser."""
 
-    from ..extension import pairing
-    from ..extension.daemon import default_port
+    def __init__(self, parser: argparse.ArgumentParser, only: str | None) -> None:
+        self.parser = parser
+        self.only = only
+        self._action = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    if args.action == "path":
-        print(resources.files("app.extension").joinpath("static"))
-        return 0
-    token = pairing.load_or_create(load_config().server.state_dir)
-    # The extension's own port (the daemon's, or `bridge --extension`'s), never the API's: a person
-    # pasting the API address into the options page would pair with nothing.
-    url = f"http://127.0.0.1:{default_port()}"
-    if getattr(args, "json", False):
-        print(json.dumps({"pairingToken": token, "extensionUrl": url}))
-    else:
-        print(f"pairing token:      {token}")
-        print(f"extension address:  {url}  (the extension port, 19222 unless --extension-port or "
-              "SAK_BROWSER_PORT says otherwise; not the API port)")
-        print("Paste both into the extension's options (its \"Extension port address\" and \"Pairing token\").")
-    return 0
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        if self.only is None or self.only == name or self.only in kwargs.get("aliases", ()):
+            return self._action.add_parser(name, **kwargs)
+        return _SKIPPED
 
 
-def _server_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("server", help="serve the browser API over many browser instances, with a dashboard "
-                                      "(the default command)",
-                       description="Start the server on 127.0.0.1:9867: it launches `pinchtab bridge` instances "
-                                   "(ports multiInstance.instancePortStart..End), forwards the browser API to them, "
-                                   "and serves /instances, /profiles, /api/events and /dashboard.")
-    p.add_argument("--port", type=int, help="port to listen on (default 9867, or PINCHTAB_PORT)")
-    p.add_argument("--bind", help="address to listen on (default 127.0.0.1, or PINCHTAB_BIND)")
-    p.add_argument("--headed", action="store_true", help="instances show their browser windows")
-    p.add_argument("--chrome", help="browser binary (default: browser.binary, CHROME_BIN, chromium on PATH)")
-    p.add_argument("--strategy", choices=("always-on", "simple", "simple-autorestart", "explicit", "no-instance"),
-                   help="always-on (default) launches a default instance at start; explicit and no-instance do not")
-    p.set_defaults(run=run_server)
+class _Skipped:
+    """A verb not being built: every call on it (add_argument, set_defaults, a group, nested
+    subparsers) does nothing and returns it."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: self
 
 
-def run_server(args: argparse.Namespace) -> int:
-    from ..serving.gunicorn_apps import ServerApplication
-
-    overrides = {
-        "server.port": args.port,
-        "server.bind": args.bind,
-        "browser.binary": args.chrome,
-        "instanceDefaults.mode": "headed" if args.headed else None,
-        "multiInstance.strategy": args.strategy,
-    }
-    config = load_config(overrides={k: v for k, v in overrides.items() if v is not None})
-    check_exposure(config)
-    ServerApplication(config).run()
-    return 0
+_SKIPPED = _Skipped()
 
 
-def _mcp_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("mcp", help="serve the browser API as MCP tools over stdio",
-                       description="Speak MCP on stdin/stdout (for agent hosts), calling a running pinchtab "
-                                   "server's REST API. Logs go to stderr. Exits when stdin closes.")
-    p.add_argument("--server", metavar="URL", default=argparse.SUPPRESS,
-                   help="the pinchtab server (default: $PINCHTAB_SERVER, else 127.0.0.1 and the config's port); "
-                        "the token comes from PINCHTAB_TOKEN or the config")
-    p.set_defaults(run=run_mcp)
+class _Version(argparse._VersionAction):
+    """``--version``, looked up only when asked for (it reads the installed package's metadata)."""
 
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from .cli_admin import version
 
-def run_mcp(args: argparse.Namespace) -> int:
-    from . import mcp_server  # the MCP SDK loads only for this command
-
-    return mcp_server.run(getattr(args, "server", None))
-
-
-def build_config(args: argparse.Namespace) -> Config:
-    overrides = {
-        "server.port": args.port,
-        "server.bind": args.bind,
-        "browser.cdpUrl": args.cdp_url,
-        "browser.binary": args.chrome,
-        "instanceDefaults.mode": "headed" if args.headed else None,
-        "instanceDefaults.profile": args.profile,
-    }
-    return load_config(overrides={k: v for k, v in overrides.items() if v is not None})
-
-
-def check_exposure(config: Config) -> None:
-    """Refuse to serve beyond loopback without a token: anyone could drive the browser."""
-    if not config.server.token and not is_loopback(config.server.bind):
-        raise ConfigError("server.bind", f"binding {config.server.bind} needs a token: set server.token or "
-                                         "PINCHTAB_TOKEN (anyone who reaches the port could drive the browser)")
-
-
-def run_bridge(args: argparse.Namespace) -> int:
-    from ..serving.gunicorn_apps import BridgeApplication
-
-    config = build_config(args)
-    check_exposure(config)
-    check_profile(config)
-    BridgeApplication(config, extension_port=args.extension_port if args.extension else None).run()
-    return 0
-
-
-def check_profile(config: Config) -> None:
-    """Fail fast, with the holder's name, when the profile is in use (the worker locks it for real)."""
-    from profiles import ProfileError
-
-    from ..api.browser_state import BrowserState
-
-    probe = BrowserState(config)
-    try:
-        probe.lock_profile(owner="pinchtab-cli-check")
-    except ProfileError as exc:
-        raise ConfigError("instanceDefaults.profile", str(exc)) from None
-    finally:
-        if probe.profile_lock is not None:
-            probe.profile_lock.release()
+        self.version = f"pinchtab {version()}"
+        super().__call__(parser, namespace, values, option_string)
 
 
 def _cache_argparse_messages() -> None:
@@ -169,46 +92,79 @@ def _cache_argparse_messages() -> None:
         argparse._ = functools.lru_cache(maxsize=None)(gettext.gettext)  # type: ignore[attr-defined]
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, Any]:
-    """The command line's one table of verbs: the parser, and the verbs' shared options."""
+def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, Subcommands]:
+    """The command's parser, with verb ``only`` (a name or alias from :data:`VERBS`) or every verb,
+    and its subcommands."""
+    parser = _command()
+    return parser, _declare(parser, only)
+
+
+def _command() -> argparse.ArgumentParser:
+    """The parser of the command itself: its description and global options, no verb yet."""
     _cache_argparse_messages()
     parser = argparse.ArgumentParser(prog="pinchtab", description="A browser API for AI agents over HTTP.")
-    parser.add_argument("--version", action="version", version=f"pinchtab {cli_admin.version()}")
+    parser.add_argument("--version", action=_Version)
     cli_verbs.add_global_options(parser)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    _bridge_parser(sub)
-    _server_parser(sub)
-    _mcp_parser(sub)
-    _extension_parser(sub)
-    debug_cli.add_parser(sub)
-    extension_cli.add_parser(sub)
-    verbs = cli_verbs.register(sub)
-    cli_features.register(verbs)
-    cli_config.register(sub)
-    cli_admin.register(sub, parser, verbs.common)
-    cli_skills.register(sub)
-    return parser, verbs
+    return parser
+
+
+def _declare(parser: argparse.ArgumentParser, only: str | None) -> Subcommands:
+    """Add verb ``only`` (every verb when None) to ``parser``, importing the modules that declare them."""
+    sub = Subcommands(parser, only)
+    for declarer, names in VERBS:
+        if only is None or only in names:
+            module, _, function = declarer.partition(":")
+            getattr(importlib.import_module(module), function)(sub)
+    return sub
+
+
+def verb_of(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
+    """The verb ``argv`` runs, when that is plain without the table: its first word past the
+    global options (and the values of those that take one). None when the whole table is wanted,
+    or argparse would have to judge (``-h``, ``--version``, an option it would guess or refuse)."""
+    flags, valued = top_options(parser)
+    words = iter(argv)
+    for word in words:
+        if not word.startswith("-") or word == "-":
+            known = any(word in names for _, names in VERBS)
+            return word if known and word not in _WHOLE else None
+        name, eq, _ = word.partition("=")
+        # argparse takes an unambiguous prefix of a long option for the option.
+        matches = [name] if name in flags else [f for f in flags if f.startswith(name) and name.startswith("--")]
+        if len(matches) != 1 or matches[0] in ("--help", "--version"):
+            return None
+        if matches[0] in valued and not eq:
+            next(words, None)
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser, _ = build_parser()
     argv = cli_verbs.bool_flags(list(sys.argv[1:] if argv is None else argv))
+    parser = _command()
+    _declare(parser, verb_of(parser, argv))
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if not getattr(args, "run", None):
+    if not getattr(getattr(args, "run", None), "calls_api", False):
+        # Logs on stderr, for the verbs that serve (or may): the API's thin clients have nothing to
+        # log, and logging costs their start more than a few per cent.
+        import logging
+
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not getattr(args, "run", None):  # no verb given: the whole table was built
         def serve() -> int:
             # Plain `pinchtab` runs the server: the default for a person starting it by hand.
             return _run(parser.parse_args([*argv, "server"]))
 
         if not argv and sys.stdin.isatty() and sys.stdout.isatty():
-            return cli_admin.menu(parser, serve)
+            from .cli_admin import menu
+
+            return menu(parser, serve)
         return serve()
     return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        return args.run(args)
+        return args.run(args)  # type: ignore[no-any-return]
     except ConfigError as exc:
         print(f"pinchtab: config error: {exc}", file=sys.stderr)
         return 2

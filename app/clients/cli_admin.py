@@ -14,6 +14,7 @@ import sys
 import webbrowser
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ..config import ConfigError, load_config
@@ -284,7 +285,11 @@ def menu(parser: argparse.ArgumentParser, run_server: Callable[[], int]) -> int:
         print("Please type a number from 1 to 4.")
 
 
-def register(sub: argparse._SubParsersAction, parser: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:
+def register(sub: Any) -> None:
+    """Add the housekeeping verbs; ``help`` and ``completion`` read the table of ``sub.parser``, the whole command."""
+    from .cli_verbs import Verbs
+
+    parser, common = sub.parser, Verbs(sub).common
     p = sub.add_parser("help", help="list every command, or show one command's help")
     p.add_argument("topic", nargs="?", metavar="COMMAND")
     p.set_defaults(run=_help(parser), command="help")

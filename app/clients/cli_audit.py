@@ -437,8 +437,9 @@ def render(report: dict[str, Any], fmt: str) -> str:
     return render_markdown(report) if fmt == "md" else render_html(report)
 
 
-def register(v: Verbs) -> None:
-    """Add ``audit`` to the ``pinchtab`` command."""
+def register(sub: Any) -> None:
+    """Add ``audit`` to the ``pinchtab`` subparsers."""
+    v = Verbs(sub)
     p = v.add("audit", "audit pages: broken assets, console, accessibility, timing", audit,
               description="Audit pages into one report (broken assets, console, accessibility, timing, interactive "
                           "elements, screenshots): a summary, the report with --json, or it rendered with --format.")

@@ -24,8 +24,8 @@ from typing import Any
 
 from marshmallow import Schema, fields
 
-from ..config import DEFAULT_CONFIG_PATH, Config, ConfigError, load_config
-from ..config.declare import expand_user, schema_for
+from ..config import Config, ConfigError, config_path, load_config
+from ..config.declare import schema_for
 from ..config.sources import from_legacy, is_legacy
 from ..web.files import write_atomic
 
@@ -43,12 +43,6 @@ _CLIPBOARD_TIMEOUT_S = 5.0
 _GATES_DOWN = ("allowEvaluate", "allowCookies", "allowDownload", "allowUpload", "allowStateExport",
                "allowClipboard", "allowNetworkIntercept", "allowMacro", "allowScreencast")
 _GATES_ALL = (*_GATES_DOWN, "allowFileScheme")
-
-
-def config_path(env: dict[str, str] | None = None) -> Path:
-    """The config file: ``$PINCHTAB_CONFIG``, else ``~/.pinchtab/config.json``."""
-    env = dict(os.environ) if env is None else env
-    return Path(expand_user(env.get("PINCHTAB_CONFIG") or DEFAULT_CONFIG_PATH, env.get("HOME") or None))
 
 
 def _read_file(path: Path) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The rest of the browser verbs: network, route, cookies, storage, state, clipboard, cache, record,
 set (emulation), frame, annotate, capture, download, upload, instance, activity, compare,
-session (and audit, from :mod:`app.clients.cli_audit`; scrape, from :mod:`app.clients.cli_scrape`).
+session (audit is :mod:`app.clients.cli_audit`'s, scrape :mod:`app.clients.cli_scrape`'s).
 Each is a thin client of one REST route (reference §1.11-§1.19, §7); most print the server's JSON,
 as the original does, and a few a terse line.
 """
@@ -14,8 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..web.files import write_atomic
-from . import cli_audit, cli_scrape
 from .cli_output import table
 from .cli_verbs import Ctx, UsageError, Verb, Verbs, normalize_url, save
 
@@ -325,6 +323,8 @@ def capture(ctx: Ctx) -> None:
     path = a.output or f"capture-{reply.get('capturedAt', 'now')}.{'png' if fmt == 'png' else 'jpg'}".replace(":", "")
     data = base64.b64decode(image.get("base64", "")) if image.get("base64") else b""
     if data:
+        from ..web.files import write_atomic
+
         write_atomic(Path(path), data, mode=0o644, what=path)
         image.pop("base64", None)
         image["path"] = path
@@ -452,8 +452,10 @@ def _words_verb(v: Verbs, name: str, summary: str, fn: Verb, choices: tuple[str,
     return p
 
 
-def register(v: Verbs) -> None:
-    """Add these verbs to the ``pinchtab`` command (after :func:`app.clients.cli_verbs.register`)."""
+def register(sub: Any) -> None:
+    """Add these verbs, up to ``activity``, to the ``pinchtab`` subparsers (after
+    :func:`app.clients.cli_verbs.register`; audit, compare, scrape and session follow)."""
+    v = Verbs(sub)
     p = _words_verb(v, "network", "list or inspect network requests; network route|unroute", network,
                     ("route", "unroute"), required=False)
     p.add_argument("--filter", help="URL substring")
@@ -535,12 +537,18 @@ def register(v: Verbs) -> None:
     p = _words_verb(v, "activity", "recent API activity (server mode); activity tab <id>", activity)
     p.add_argument("--limit", type=int, default=200)
     p.add_argument("--age-sec", type=int, default=0)
-    cli_audit.register(v)
-    p = v.add("compare", "audit a live and a staging URL side by side", compare)
+
+
+def register_compare(sub: Any) -> None:
+    """Add ``compare`` (after :func:`app.clients.cli_audit.register`)."""
+    p = Verbs(sub).add("compare", "audit a live and a staging URL side by side", compare)
     p.add_argument("live")
     p.add_argument("staging")
-    cli_scrape.register(v)
-    p = _words_verb(v, "session", "agent sessions: info|list|create|revoke", session,
+
+
+def register_session(sub: Any) -> None:
+    """Add ``session`` (after :func:`app.clients.cli_scrape.register`)."""
+    p = _words_verb(Verbs(sub), "session", "agent sessions: info|list|create|revoke", session,
                     ("info", "list", "create", "revoke"))
     p.add_argument("--label", help="create: a label")
     p.add_argument("--print-token", action="store_true",

@@ -131,8 +131,9 @@ def render_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def register(v: Verbs) -> None:
-    """Add ``scrape`` to the ``pinchtab`` command."""
+def register(sub: Any) -> None:
+    """Add ``scrape`` to the ``pinchtab`` subparsers."""
+    v = Verbs(sub)
     p = v.add("scrape", "crawl a site and extract its pages (HTTP first, the browser where needed)", scrape,
               description="Crawl a site from a URL into Markdown, page by page: over HTTP first, in the browser "
                           "only for the pages that need it.")

@@ -14,7 +14,6 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..config import is_loopback, load_config
 from .rest import Client, ClientError
 
 __all__ = ["START_TIMEOUT_S", "ensure_server", "listening"]
@@ -45,7 +44,11 @@ def ensure_server(client: Client) -> None:
     """Start ``pinchtab server`` on the client's loopback port if nothing listens there, and wait."""
     parts = urlsplit(client.base_url)
     host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
-    if not is_loopback(host) or listening(host, port):
+    if listening(host, port):  # the usual case, answered before the config (and its schemas) loads
+        return
+    from ..config import is_loopback, load_config
+
+    if not is_loopback(host):
         return
     state_dir = load_config().server.state_dir
     log_dir = state_dir / "logs"

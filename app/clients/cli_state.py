@@ -14,8 +14,6 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ..web.files import write_atomic
-
 __all__ = ["PROBE_AFTER_S", "TabState"]
 
 PROBE_AFTER_S = 30.0
@@ -42,6 +40,8 @@ class TabState:
         if not tab_id:
             return
         try:
+            from ..web.files import write_atomic  # it loads the error shape's schemas: only to write
+
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             write_atomic(self.path, (tab_id + "\n").encode(), what="current tab")
         except Exception:  # noqa: BLE001 - remembering is a convenience, never the command's outcome

@@ -21,7 +21,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..web.files import write_atomic
 from .cli_output import Output, render_error, scalar, table
 from .cli_state import TabState
 from .rest import Client, ClientError, connect
@@ -149,6 +148,7 @@ def runner(fn: Verb) -> Callable[[argparse.Namespace], int]:
             print(f"Error: {f'{what}: ' if what else ''}{exc.strerror or exc}", file=sys.stderr)
             return 1
 
+    run.calls_api = True  # type: ignore[attr-defined]  # read by app.clients.cli.main
     return run
 
 
@@ -177,6 +177,8 @@ def save(ctx: Ctx, path: str, data: bytes) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
         return
+    from ..web.files import write_atomic  # it loads the error shape's schemas: only for a file
+
     write_atomic(Path(path), data, mode=0o644, what=path)
     if ctx.out.as_json:
         ctx.out.json({"path": path, "size": len(data)})
@@ -816,7 +818,7 @@ def server_list(path: str, columns: tuple[str, ...]) -> Verb:
 class Verbs:
     """Adds verbs to the ``pinchtab`` subparsers, each with the global options and a runner."""
 
-    def __init__(self, sub: argparse._SubParsersAction) -> None:
+    def __init__(self, sub: Any) -> None:
         self.sub = sub
         self.common = argparse.ArgumentParser(add_help=False)
         add_global_options(self.common)
@@ -843,8 +845,8 @@ def _pointer_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--humanize", action="store_true", help="a human-like mouse path")
 
 
-def register(sub: argparse._SubParsersAction) -> Verbs:
-    """Add every browser verb to the ``pinchtab`` command's subparsers."""
+def register(sub: Any) -> None:
+    """Add the browser verbs to the ``pinchtab`` subparsers (:class:`app.clients.cli.Subcommands`)."""
     v = Verbs(sub)
 
     p = v.add("nav", "open a URL in the current tab (prints the tab id)", nav, aliases=("goto", "navigate", "open"),
@@ -1045,4 +1047,3 @@ def register(sub: argparse._SubParsersAction) -> Verbs:
           server_list("/instances", ("id", "profileName", "port", "mode", "status", "url")))
     v.add("profiles", "list browser profiles (server mode)",
           server_list("/profiles", ("id", "name", "running", "lastUsed", "accountEmail")))
-    return v

@@ -7,18 +7,17 @@ words its first argument takes); :func:`bash` and :func:`zsh` turn that table in
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 __all__ = ["VerbInfo", "bash", "subparsers", "verb_table", "zsh"]
 
 
-@dataclass(frozen=True)
-class VerbInfo:
+class VerbInfo(NamedTuple):
     name: str
     summary: str
     options: tuple[str, ...] = ()
     words: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = field(default=())
+    aliases: tuple[str, ...] = ()
 
 
 def subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:

@@ -5,20 +5,24 @@ carries is decided here once: the base URL, the bearer token, ``X-Agent-Id`` (so
 keeps its own current tab on the server), ``X-PinchTab-Source``, a timeout and a cap on the
 size of an answer. Every failure, from the server or on the way to it, is one exception,
 :class:`ClientError`, carrying the status, the server's error code and its message.
+
+It speaks HTTP through the standard library (``http.client``), and :func:`connect` reads the few
+settings it needs without building the config (:mod:`app.clients.client_config`): a CLI verb is a
+process per call, and its start is most of what an agent waits for.
 """
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import select
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import quote
+from types import MappingProxyType
+from typing import Any, NamedTuple
+from urllib.parse import quote, urlencode, urlsplit
 
-import requests
-
-from ..config import load_config
+from .client_config import server_settings
 
 __all__ = ["DEFAULT_TIMEOUT_S", "MAX_RESPONSE_BYTES", "Client", "ClientError", "Reply", "connect"]
 
@@ -26,6 +30,9 @@ DEFAULT_TIMEOUT_S = 120.0
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 CONNECT_TIMEOUT_S = 10.0
 _CHUNK_BYTES = 64 * 1024
+# Characters left as they are in a request's path (what a browser leaves unescaped; "%" keeps an
+# escape the caller made): anything else, a space or a non-ASCII name, is percent-encoded.
+_PATH_SAFE = "!#$%&'()*+,/:;=?@[]~"
 
 
 class ClientError(Exception):
@@ -62,14 +69,13 @@ class ClientError(Exception):
         return out
 
 
-@dataclass(frozen=True)
-class Reply:
+class Reply(NamedTuple):
     """A successful answer: status, content type, headers and the (capped) body."""
 
     status: int
     content_type: str
     body: bytes
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = MappingProxyType({})
 
     def json(self) -> Any:
         """The body as JSON; a body that is not JSON is a :class:`ClientError`."""
@@ -88,11 +94,87 @@ class Reply:
         return "json" in self.content_type
 
 
+class _Failure(Exception):
+    """Why no answer came (or the rest of one did not): what :class:`ClientError` names it."""
+
+    def __init__(self, kind: str, name: str = "") -> None:
+        super().__init__(kind)
+        self.kind = kind  # "timeout", or "broken" (the name says how)
+        self.name = name
+
+
+def _failure(exc: Exception) -> _Failure:
+    """A transport error as the client reports it: a timeout, or a named break."""
+    if isinstance(exc, TimeoutError):  # socket.timeout is TimeoutError
+        return _Failure("timeout")
+    if isinstance(exc, http.client.InvalidURL):
+        return _Failure("broken", "InvalidURL")
+    if isinstance(exc, ValueError):  # a header value (a token) with a line break in it
+        return _Failure("broken", "InvalidHeader")
+    # Refused, reset, no such host, a closed connection, a garbled answer: the connection failed.
+    return _Failure("broken", "ConnectionError")
+
+
+class _Session:
+    """One thread's way to the server: the headers every request carries and a kept-alive connection."""
+
+    def __init__(self, scheme: str, netloc: str, headers: Mapping[str, str]) -> None:
+        self.headers = dict(headers)
+        self._scheme = scheme
+        self._netloc = netloc
+        self._conn: http.client.HTTPConnection | None = None
+
+    def _connection(self, timeout: float) -> http.client.HTTPConnection:
+        conn = self._conn
+        if conn is not None and conn.sock is not None and select.select([conn.sock], [], [], 0)[0]:
+            conn.close()  # an idle kept-alive connection that reads as ready was closed by the server
+        if conn is None:
+            kind = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
+            conn = self._conn = kind(self._netloc)
+        if conn.sock is None:
+            conn.timeout = min(CONNECT_TIMEOUT_S, timeout)
+            conn.connect()
+        conn.sock.settimeout(timeout)
+        return conn
+
+    def send(self, method: str, target: str, data: bytes | None, headers: Mapping[str, str],
+             timeout: float) -> http.client.HTTPResponse:
+        """The response to one request, its body not read yet (:class:`_Failure` when there is none)."""
+        try:
+            conn = self._connection(timeout)
+            conn.request(method, target, body=data, headers={**self.headers, **headers})
+            return conn.getresponse()
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            self.drop()
+            raise _failure(exc) from None
+
+    def chunks(self, resp: http.client.HTTPResponse) -> Iterator[bytes]:
+        """The body as it arrives; the connection is kept for the next request only when the body
+        was read to its end (a body left half read, or a failure, closes it)."""
+        done = False
+        try:
+            while chunk := resp.read1(_CHUNK_BYTES):
+                yield chunk
+            done = True
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            raise _failure(exc) from None
+        finally:
+            if done and not resp.will_close:
+                resp.close()  # read1 leaves a body read to its end open: the connection would refuse the next one
+            else:
+                self.drop()
+
+    def drop(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
 class Client:
     """Calls Pinchtab's REST API as one named caller.
 
-    Thread-safe: each thread gets its own ``requests.Session`` (the MCP server runs calls on
-    worker threads, and a Session is not documented as safe to share).
+    Thread-safe: each thread gets its own session, and with it its own connection (the MCP
+    server runs calls on worker threads).
     """
 
     def __init__(self, base_url: str, *, token: str = "", agent_id: str = "", source: str = "",
@@ -101,7 +183,7 @@ class Client:
         self.base_url = normalise_base_url(base_url)
         self.timeout_s = timeout_s
         self.max_bytes = max_bytes
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": "application/json", "User-Agent": "pinchtab"}
         if session:  # an agent session token (PINCHTAB_SESSION) stands in for the bearer token
             headers["Authorization"] = f"Session {session}"
         elif token:
@@ -122,26 +204,51 @@ class Client:
         the same server (``pinchtab debug attach``)."""
         return self._headers.get("Authorization")
 
-    def _session(self) -> requests.Session:
+    def _session(self) -> _Session:
         session = getattr(self._local, "session", None)
         if session is None:
-            session = self._local.session = requests.Session()
-            session.headers.update(self._headers)
-            session.trust_env = False  # a proxy from the environment must not see the bearer token
+            parts = urlsplit(self.base_url)
+            session = self._local.session = _Session(parts.scheme, parts.netloc, self._headers)
         return session
 
     def _send(self, method: str, path: str, params: Mapping[str, Any] | None, body: Any, timeout: float,
-              headers: dict[str, str] | None = None) -> requests.Response:
+              headers: dict[str, str] | None = None) -> http.client.HTTPResponse:
         """The response to one request, its body not read yet; ClientError when there is none in time."""
-        query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None}
+        name = "InvalidSchema" if not self.base_url.startswith(("http://", "https://")) else ""
+        data = None
+        extra = dict(headers or {})
+        if body is not None:
+            try:
+                data = json.dumps(body, allow_nan=False).encode()
+            except ValueError:  # NaN or infinity: not JSON
+                name = name or "InvalidJSONError"
+            extra["Content-Type"] = "application/json"
+        if name:
+            raise self._unreachable(name)
+        target = quote(urlsplit(self.base_url).path + path, safe=_PATH_SAFE)
+        query = urlencode({k: _query_value(v) for k, v in (params or {}).items() if v is not None}, doseq=True)
+        if query:
+            target += ("&" if "?" in target else "?") + query
         try:
-            return self._session().request(method, self.base_url + path, params=query, json=body, stream=True,
-                                           headers=headers, timeout=(min(CONNECT_TIMEOUT_S, timeout), timeout))
-        except requests.Timeout:
-            raise ClientError(f"no answer from {self.base_url} within {timeout:g} s", code="timeout") from None
-        except requests.RequestException as exc:
-            raise ClientError(f"cannot reach pinchtab at {self.base_url} ({type(exc).__name__}); is it running? "
-                              "Start one with `pinchtab bridge` or point --server at it", code="unreachable") from None
+            return self._session().send(method, target, data, extra, timeout)
+        except _Failure as exc:
+            if exc.kind == "timeout":
+                raise ClientError(f"no answer from {self.base_url} within {timeout:g} s", code="timeout") from None
+            raise self._unreachable(exc.name) from None
+
+    def _unreachable(self, name: str) -> ClientError:
+        return ClientError(f"cannot reach pinchtab at {self.base_url} ({name}); is it running? "
+                           "Start one with `pinchtab bridge` or point --server at it", code="unreachable")
+
+    def _chunks(self, resp: http.client.HTTPResponse, timeout: float) -> Iterator[bytes]:
+        """The body as it arrives; a stall or a break is a ClientError."""
+        try:
+            yield from self._session().chunks(resp)
+        except _Failure as exc:
+            if exc.kind == "timeout":
+                raise ClientError(f"the answer from {self.base_url} stalled for {timeout:g} s",
+                                  code="timeout") from None
+            raise ClientError(f"the connection to {self.base_url} broke ({exc.name})", code="unreachable") from None
 
     def request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
                 body: Mapping[str, Any] | None = None, tab: str | None = None,
@@ -155,34 +262,30 @@ class Client:
             path = f"/tabs/{quote(tab, safe='')}{path}"
         timeout = timeout_s or self.timeout_s
         resp = self._send(method, path, params, body, timeout)
-        with resp:
-            data = self._read_capped(resp, timeout)
-        reply = Reply(resp.status_code, resp.headers.get("Content-Type", ""), data, dict(resp.headers))
-        if resp.status_code >= 400:
+        reply = Reply(resp.status, resp.getheader("Content-Type", ""), self._read_capped(resp, timeout),
+                      _headers(resp))
+        if resp.status >= 400:
             raise error_from(reply)
         return reply
 
-    def _read_capped(self, resp: requests.Response, timeout: float) -> bytes:
+    def _read_capped(self, resp: http.client.HTTPResponse, timeout: float) -> bytes:
         """The body, refused past ``max_bytes`` without reading the rest."""
         too_large = ClientError(f"the answer is larger than the client's {self.max_bytes // (1024 * 1024)} MB cap; "
                                 "ask for less (a selector, maxTokens, maxChars, a smaller screenshot)",
-                                status=resp.status_code, code="response_too_large")
-        declared = resp.headers.get("Content-Length", "")
+                                status=resp.status, code="response_too_large")
+        declared = resp.getheader("Content-Length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
+            self._session().drop()
             raise too_large
         chunks: list[bytes] = []
         size = 0
-        try:
-            for chunk in resp.iter_content(_CHUNK_BYTES):
+        body = self._chunks(resp, timeout)
+        with _closing(body):
+            for chunk in body:
                 size += len(chunk)
                 if size > self.max_bytes:
                     raise too_large
                 chunks.append(chunk)
-        except requests.Timeout:
-            raise ClientError(f"the answer from {self.base_url} stalled for {timeout:g} s", code="timeout") from None
-        except requests.RequestException as exc:
-            raise ClientError(f"the connection to {self.base_url} broke ({type(exc).__name__})",
-                              code="unreachable") from None
         return b"".join(chunks)
 
     def events(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
@@ -194,50 +297,45 @@ class Client:
         (the server's heartbeats keep a slow run alive); each event is capped at ``max_bytes``."""
         timeout = timeout_s or self.timeout_s
         resp = self._send(method, path, params, body, timeout, headers={"Accept": "text/event-stream"})
-        with resp:
-            ctype = resp.headers.get("Content-Type", "")
-            if resp.status_code >= 400 or "text/event-stream" not in ctype:
-                reply = Reply(resp.status_code, ctype, self._read_capped(resp, timeout), dict(resp.headers))
-                if resp.status_code >= 400:
-                    raise error_from(reply)
-                yield "result", reply.json()
-                return
-            yield from self._read_events(resp, timeout)
+        ctype = resp.getheader("Content-Type", "")
+        if resp.status >= 400 or "text/event-stream" not in ctype:
+            reply = Reply(resp.status, ctype, self._read_capped(resp, timeout), _headers(resp))
+            if resp.status >= 400:
+                raise error_from(reply)
+            yield "result", reply.json()
+            return
+        chunks = self._chunks(resp, timeout)
+        with _closing(chunks):
+            yield from self._read_events(chunks, resp.status)
 
-    def _read_events(self, resp: requests.Response, timeout: float) -> Iterator[tuple[str, Any]]:
+    def _read_events(self, chunks: Iterator[bytes], status: int) -> Iterator[tuple[str, Any]]:
         """The events of a text/event-stream body (``event:`` and ``data:`` lines; comments skipped)."""
         buffer = bytearray()
         scanned = 0  # where the search for the next blank line resumes: a large report is not rescanned per chunk
-        try:
-            for chunk in resp.iter_content(_CHUNK_BYTES):
-                buffer += chunk
-                while (end := buffer.find(b"\n\n", scanned)) >= 0:
-                    block = bytes(buffer[:end])
-                    del buffer[:end + 2]
-                    scanned = 0
-                    event, data = "message", []
-                    for line in block.decode("utf-8", errors="replace").splitlines():
-                        name, _, value = line.partition(":")
-                        value = value.removeprefix(" ")
-                        if name == "event":
-                            event = value
-                        elif name == "data":
-                            data.append(value)
-                    if data:
-                        try:
-                            yield event, json.loads("\n".join(data))
-                        except ValueError:
-                            raise ClientError(f"a {event} event that is not JSON", status=resp.status_code,
-                                              code="bad_response") from None
-                scanned = max(0, len(buffer) - 1)
-                if len(buffer) > self.max_bytes:
-                    raise ClientError(f"an event larger than the client's {self.max_bytes // (1024 * 1024)} MB cap",
-                                      status=resp.status_code, code="response_too_large")
-        except requests.Timeout:
-            raise ClientError(f"the answer from {self.base_url} stalled for {timeout:g} s", code="timeout") from None
-        except requests.RequestException as exc:
-            raise ClientError(f"the connection to {self.base_url} broke ({type(exc).__name__})",
-                              code="unreachable") from None
+        for chunk in chunks:
+            buffer += chunk
+            while (end := buffer.find(b"\n\n", scanned)) >= 0:
+                block = bytes(buffer[:end])
+                del buffer[:end + 2]
+                scanned = 0
+                event, data = "message", []
+                for line in block.decode("utf-8", errors="replace").splitlines():
+                    name, _, value = line.partition(":")
+                    value = value.removeprefix(" ")
+                    if name == "event":
+                        event = value
+                    elif name == "data":
+                        data.append(value)
+                if data:
+                    try:
+                        yield event, json.loads("\n".join(data))
+                    except ValueError:
+                        raise ClientError(f"a {event} event that is not JSON", status=status,
+                                          code="bad_response") from None
+            scanned = max(0, len(buffer) - 1)
+            if len(buffer) > self.max_bytes:
+                raise ClientError(f"an event larger than the client's {self.max_bytes // (1024 * 1024)} MB cap",
+                                  status=status, code="response_too_large")
 
     def get(self, path: str, params: Mapping[str, Any] | None = None, *, tab: str | None = None) -> Any:
         """GET ``path`` and return its JSON."""
@@ -247,6 +345,28 @@ class Client:
              params: Mapping[str, Any] | None = None) -> Any:
         """POST ``body`` as JSON to ``path`` and return the JSON answer."""
         return self.request("POST", path, body=body if body is not None else {}, params=params, tab=tab).json()
+
+
+class _closing:
+    """Closes a generator when the block ends, however it ends (its ``finally`` then drops a half-read
+    connection at once, not when the generator is collected)."""
+
+    def __init__(self, gen: Iterator[bytes]) -> None:
+        self.gen = gen
+
+    def __enter__(self) -> Iterator[bytes]:
+        return self.gen
+
+    def __exit__(self, *exc: object) -> None:
+        self.gen.close()  # type: ignore[attr-defined]
+
+
+def _headers(resp: http.client.HTTPResponse) -> dict[str, str]:
+    """The answer's headers, a repeated one joined with ", " (as HTTP folds them)."""
+    out: dict[str, str] = {}
+    for name, value in resp.getheaders():
+        out[name] = f"{out[name]}, {value}" if name in out else value
+    return out
 
 
 def error_from(reply: Reply) -> ClientError:
@@ -300,8 +420,8 @@ def connect(server: str | None = None, *, agent_id: str, source: str,
     # An empty variable counts as unset, as it does for the server's own config.
     token = env.get("PINCHTAB_TOKEN") or None
     if not base or token is None:
-        config = load_config(env=env)
+        port, config_token = server_settings(env)
         # 127.0.0.1 even when the server binds wider: this client runs on the same machine.
-        base = base or f"http://127.0.0.1:{config.server.port}"
-        token = config.server.token if token is None else token
+        base = base or f"http://127.0.0.1:{port}"
+        token = config_token if token is None else token
     return Client(base, token=token, agent_id=agent_id, source=source, timeout_s=timeout_s, session=session)

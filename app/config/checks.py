@@ -68,6 +68,11 @@ def cdp_url(value: str) -> None:
         raise ValidationError("must include a host")
 
 
+def provider_url(value: str) -> None:
+    """An engine's URL (a ``${NAME}`` placeholder stands for an environment variable's value)."""
+    cdp_url(value)
+
+
 # Chromium accepts switches with "--", "-" (and "/" on Windows) and matches the
 # name only, so normalise before comparing or "-user-data-dir=x" would slip by.
 _FORBIDDEN_FLAG_PREFIXES: tuple[tuple[str, str], ...] = (

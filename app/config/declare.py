@@ -24,6 +24,8 @@ from typing import Any
 
 from marshmallow import EXCLUDE, Schema, fields, post_load
 
+from .location import expand_user
+
 _LOADER = "loader"  # the dataclass field metadata key holding its marshmallow field
 _DEFAULT = "default"  # ... and the default as declared (before loading: "~/x", a tuple)
 _KEY = "key"  # ... and its config key, when not the camelCase of its name
@@ -129,6 +131,16 @@ class Strings(fields.List):
         return tuple(super()._deserialize(value, attr, data, **kwargs))
 
 
+class Sections(fields.List):
+    """A list of sections of one kind (``browsers.providers``), loaded as a tuple of its dataclass."""
+
+    def __init__(self, section: type, **kwargs: Any) -> None:
+        super().__init__(fields.Nested(schema_for(section)), **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> tuple[Any, ...]:
+        return tuple(super()._deserialize(value, attr, data, **kwargs))
+
+
 class HomePath(fields.String):
     """A filesystem path; ``~`` is the home of the environment being loaded (:func:`home_of`).
 
@@ -160,10 +172,3 @@ def home_of(home: str | None) -> Iterator[None]:
         yield
     finally:
         _home.reset(token)
-
-
-def expand_user(value: str, home: str | None) -> str:
-    """``os.path.expanduser`` against ``home`` when given, else against the process's HOME."""
-    if home and (value == "~" or value.startswith("~/") or value.startswith("~" + os.sep)):
-        return home + value[1:]
-    return os.path.expanduser(value)

@@ -11,13 +11,14 @@ import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from marshmallow import ValidationError, fields, validate
 
 from profiles.redact import MASK, scrub_url
 
 from . import checks
-from .declare import HomePath, Int, Strings, schema_for, setting
+from .declare import HomePath, Int, Sections, Strings, schema_for, setting
 
 _MIB = 1024 * 1024
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -83,6 +84,37 @@ class BrowserConfig:
 
 
 ENGINES = ("chrome", "cloak", "ghost-chrome")
+PROVIDER_KINDS = ("local", "cdp", "webdriver")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderConfig:
+    """One entry of ``browsers.providers``: where server mode's instances may get their browser.
+
+    ``local`` launches it here (what a config without providers means); ``cdp`` leases from an
+    endpoint that gives a fresh browser per connection (``ws(s)://...``, Browserless and cloud
+    services) or one browser's debugging address (``http(s)://...``); ``webdriver`` opens a W3C
+    WebDriver session (Selenium Grid, Moon, chromedriver) with ``capabilities``. ``${NAME}`` in
+    ``url`` and ``headers`` is the server's environment variable NAME, read when the provider is
+    used, so a token can live in a secret rather than in this file.
+    """
+
+    name: str = setting(fields.String(validate=checks.profile_name), "local")
+    kind: str = setting(fields.String(validate=validate.OneOf(PROVIDER_KINDS)), "local")
+    capacity: int = setting(Int(validate=validate.Range(min=1, max=100_000)), 10)
+    url: str = setting(fields.String(validate=checks.provider_url), "", secret=True)
+    capabilities: dict[str, Any] = setting(fields.Dict(keys=fields.String()), {})
+    headers: dict[str, str] = setting(fields.Dict(keys=fields.String(validate=checks.no_whitespace),
+                                                  values=fields.String(validate=checks.header_value)), {},
+                                      secret=True)
+
+    def __post_init__(self) -> None:
+        if self.kind == "local" and self.url:
+            raise ValidationError("a local provider launches its browsers here: it takes no url", field_name="url")
+        if self.kind != "local" and not self.url:
+            raise ValidationError(f"a {self.kind} provider needs the engine's url", field_name="url")
+        if self.kind == "webdriver" and urlsplit(self.url).scheme not in ("http", "https"):
+            raise ValidationError("a WebDriver endpoint is an http(s):// URL", field_name="url")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,6 +127,19 @@ class BrowsersConfig:
 
     default: str = setting(fields.String(validate=validate.OneOf(ENGINES)), "chrome")
     available: tuple[str, ...] = setting(Strings(fields.String(validate=validate.OneOf(ENGINES))), ("chrome",))
+    # Server mode: where instances' browsers come from (none listed: this machine, as always).
+    providers: tuple[ProviderConfig, ...] = setting(Sections(ProviderConfig), ())
+
+    def __post_init__(self) -> None:
+        names = [p.name for p in self.providers]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValidationError(f"provider names must differ: {', '.join(twice)}", field_name="providers")
+
+    @property
+    def fleet(self) -> tuple[ProviderConfig, ...]:
+        """The providers in use: those listed, or this machine alone."""
+        return self.providers or (LOCAL_PROVIDER,)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,6 +162,7 @@ class InstanceDefaultsConfig:
     dialog_auto_accept: bool = setting(fields.Boolean(), False)
     user_agent: str = setting(fields.String(validate=checks.header_value), "")
     profile: str = setting(fields.String(validate=checks.profile_name), "")
+    provider: str = setting(fields.String(), "")   # server mode: the browsers.providers entry to use
     no_restore: bool = setting(fields.Boolean(), False)
     timezone: str = setting(fields.String(validate=checks.timezone), "")   # IANA name, e.g. Europe/Paris
     block_images: bool = setting(fields.Boolean(), False)
@@ -334,7 +380,7 @@ class AgentSessionsConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DashboardSessionsConfig:
+class DashboardLoginsConfig:
     """``sessions.dashboard``: the cookie a browser gets for typing the token on the login page."""
 
     idle_timeout_sec: int = setting(_positive(), 12 * 3600)
@@ -352,7 +398,7 @@ class SessionsConfig:
     """``sessions``: agent sessions and dashboard logins."""
 
     agent: AgentSessionsConfig
-    dashboard: DashboardSessionsConfig
+    dashboard: DashboardLoginsConfig
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -374,6 +420,10 @@ class Config:
     sessions: SessionsConfig
 
     def __post_init__(self) -> None:
+        wanted = self.instance_defaults.provider
+        if wanted and wanted not in {p.name for p in self.browsers.fleet}:
+            raise ValidationError({"provider": [f"no provider named {wanted!r} in browsers.providers"]},
+                                  field_name="instanceDefaults")
         if self.profiles.base_dir is None:
             # Frozen: set the derived default the way dataclasses' own __init__ does.
             resolved = dataclasses.replace(self.profiles, base_dir=self.server.state_dir / "profiles")
@@ -396,7 +446,14 @@ class Config:
         if data["security"]["stateEncryptionKey"]:
             data["security"]["stateEncryptionKey"] = MASK
         data["browser"]["cdpUrl"] = scrub_url(data["browser"]["cdpUrl"], mask_every_value=True)
+        for provider in data["browsers"]["providers"]:
+            provider["url"] = scrub_url(provider["url"], mask_every_value=True)
+            provider["headers"] = {name: MASK for name in provider["headers"]}
         return data
+
+
+# No providers listed: this machine, with no limit beyond the instance ports (as before providers).
+LOCAL_PROVIDER: ProviderConfig = schema_for(ProviderConfig)().load({"capacity": 100_000})
 
 
 def is_loopback(bind: str) -> bool:

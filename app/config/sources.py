@@ -25,14 +25,13 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields
 
-from .declare import expand_user, home_of, schema_for
+from .declare import home_of, schema_for
 from .errors import ConfigError
+from .location import CONFIG_ENV, config_path
 from .settings import Config
 
 logger = logging.getLogger(__name__)
 
-#: Where the config file is looked for when ``$PINCHTAB_CONFIG`` is not set.
-DEFAULT_CONFIG_PATH = "~/.pinchtab/config.json"
 
 _Path = tuple[str, ...]
 
@@ -66,7 +65,7 @@ def load_config(
     env = os.environ if env is None else env
     home = env.get("HOME") or None
 
-    raw = _read_config_file(env, home)
+    raw = _read_config_file(env)
     # Who supplied each overridden value, so a bad one is reported under the
     # name the user actually typed (PINCHTAB_PORT rather than server.port).
     sources: dict[_Path, str] = {}
@@ -95,17 +94,17 @@ def load_config(
     return config
 
 
-def _read_config_file(env: Mapping[str, str], home: str | None) -> dict[str, Any]:
+def _read_config_file(env: Mapping[str, str]) -> dict[str, Any]:
     """Return the config file's top-level object, or {} when the default file is absent."""
-    named = env.get("PINCHTAB_CONFIG")
-    path = Path(expand_user(named or DEFAULT_CONFIG_PATH, home))
+    named = env.get(CONFIG_ENV)
+    path = config_path(env)
     try:
         # utf-8-sig: editors on Windows like to prepend a BOM, which json rejects.
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         if named:
             # Naming a file explicitly and silently getting defaults would hide typos.
-            raise ConfigError("PINCHTAB_CONFIG", f"config file not found: {path}") from None
+            raise ConfigError(CONFIG_ENV, f"config file not found: {path}") from None
         return {}
     except UnicodeDecodeError as exc:
         raise ConfigError(str(path), f"not valid UTF-8 (byte {exc.start})") from None

@@ -15,9 +15,9 @@ that is still handed to the peers connected now, but the record keeps a small ``
 its place. Each outbox holds at most that budget too, or two of the largest frames when that is
 more (:func:`outbox_bytes`), so a peer that keeps up gets even a frame the record could not keep.
 
-Long-lived connections (WebSockets, event streams) share one cap, ``debug.maxConnections``; app
-sockets may take only :func:`app_slot_limit` of it, so a page opening sockets in a loop cannot lock
-out the agents and streams that would debug it.
+Long-lived connections (WebSockets, event streams, screencasts) share one cap,
+``debug.maxConnections``: the hub's :class:`~app.sockets.limiter.Limiter`, which the app's other
+long-lived entries use too; the hub only ends it with its sessions at shutdown.
 
 The hub knows nothing of transports: a WebSocket connection, the CLI's stdout, a REST caller
 waiting for one answer and the CDP side of a tab are all peers.
@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..sockets.limiter import Limiter
 from ..web.files import write_atomic
 from . import protocol
 
@@ -72,16 +73,6 @@ def outbox_bytes(max_session_bytes: int, max_frame_bytes: int) -> int:
     """What one peer's outbox may hold: the session's budget, but room for two of the largest frames,
     so the frame after a large one does not push it out before the peer could take it."""
     return max(max_session_bytes, 2 * max_frame_bytes)
-
-
-def app_slot_limit(max_connections: int) -> int:
-    """How many of ``max_connections`` app sockets may hold: a quarter (at least one) is kept for
-    agents, ``/events`` and the network streams. An app joins with a session id alone, so a page could
-    otherwise take every slot and lock out the agents debugging it. With a cap of 1 there is nothing
-    to split: the one slot is anyone's."""
-    if max_connections < 2:
-        return max_connections
-    return max_connections - max(1, max_connections // 4)
 
 
 def new_session_id() -> str:
@@ -278,7 +269,7 @@ class TooManySessions(Exception):
 
 
 class Hub:
-    """Every debug session of this process, and the cap on long-lived connections.
+    """Every debug session of this process (and the cap on long-lived connections it ends with them).
 
     With a ``store`` file, the ids of sessions made by ``POST /debug/sessions`` outlive a restart:
     a page holding one reconnects (the SDKs retry with backoff) and is back in its session. The
@@ -288,8 +279,7 @@ class Hub:
     def __init__(self, *, max_connections: int = 16, strict_sessions: bool = True,
                  store: Path | None = None, max_session_bytes: int = SESSION_BYTES,
                  max_frame_bytes: int = FRAME_BYTES) -> None:
-        self.max_connections = max_connections
-        self.max_app_connections = app_slot_limit(max_connections)
+        self.limiter = Limiter(max_connections)   # the app's cap, installed by init_sockets
         self.max_session_bytes = max_session_bytes
         self.outbox_bytes = outbox_bytes(max_session_bytes, max_frame_bytes)   # for queued_peer
         # True: an unknown session id is refused (the bridge hands ids out). False: the standalone
@@ -297,8 +287,6 @@ class Hub:
         self.strict_sessions = strict_sessions
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
-        self._slots = 0
-        self._app_slots = 0
         self.closing = False
         self.store = store
         for sid, created_at in self._load().items():
@@ -349,6 +337,7 @@ class Hub:
         self.closing = True
         for session in self.sessions():
             self._end(session, 1001, "server shutting down")
+        self.limiter.close_all()
 
     def _end(self, session: Session, code: int, reason: str) -> None:
         with session.changed:
@@ -379,34 +368,10 @@ class Hub:
         except OSError as e:  # the sessions still work; they just will not survive a restart
             log.warning("debug: could not save the session ids (%s)", e.strerror)
 
-    # --- the cap on connections that hold a request thread (WebSockets, SSE)
-
-    def acquire_slot(self, *, app: bool = False) -> bool:
-        """A place for one long-lived connection; an app's only within its share
-        (:func:`app_slot_limit`). Give it back with :meth:`release_slot` and the same ``app``."""
-        with self._lock:
-            if self.closing or self._slots >= self.max_connections:
-                return False
-            if app and self._app_slots >= self.max_app_connections:
-                return False
-            self._slots += 1
-            if app:
-                self._app_slots += 1
-            return True
-
-    def release_slot(self, *, app: bool = False) -> None:
-        with self._lock:
-            self._slots -= 1
-            if app:
-                self._app_slots -= 1
-
     @property
     def connections(self) -> int:
-        return self._slots
-
-    @property
-    def app_connections(self) -> int:
-        return self._app_slots
+        """Open long-lived connections (WebSockets and streams), for a caller waiting for them to end."""
+        return self.limiter.connections
 
     # --- joining and leaving
 

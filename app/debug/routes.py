@@ -17,7 +17,7 @@ from urllib.parse import quote
 from flask import Flask, Response, current_app, request
 from marshmallow import EXCLUDE, Schema, fields, validate
 
-from ..access import auth
+from ..sockets import limiter
 from ..web.errors import BadRequest, Conflict, NotFound, Unavailable
 from ..web.openapi import TEXT, Blueprint
 from ..web.parser import parser
@@ -128,10 +128,7 @@ def create_session() -> Any:
 @bp.response(200, SessionList)
 def list_sessions() -> Any:
     """Every session: its apps (name, url, origin, connected since), agents, message and drop counts."""
-    h = hub()
-    return {"sessions": [s.describe() for s in h.sessions()], "connections": h.connections,
-            "maxConnections": h.max_connections, "appConnections": h.app_connections,
-            "maxAppConnections": h.max_app_connections}
+    return {"sessions": [s.describe() for s in hub().sessions()], **limiter.current().describe()}
 
 
 @bp.get("/debug/sessions/<session_id>")
@@ -206,9 +203,7 @@ def events(req: dict[str, Any]) -> Response:
         raise BadRequest("Last-Event-ID must be an event id (a number)", details={"field": "Last-Event-ID"})
     types = frozenset(t for t in (req.get("types") or "").split(",") if t) or None
     last = int(raw) if raw != "0" else session.last_event_id
-    if not h.acquire_slot():
-        raise Unavailable("too many debug connections; try again later", code="too_many_connections",
-                          headers={"Retry-After": "5"})
+    hold = limiter.current().acquire()
 
     def stream() -> Iterator[str]:
         yield f"retry: {RETRY_MS}\n\n"
@@ -220,7 +215,7 @@ def events(req: dict[str, Any]) -> Response:
 
     resp = Response(stream(), mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-    resp.call_on_close(h.release_slot)   # runs whether or not the stream was ever read
+    resp.call_on_close(hold.release)   # runs whether or not the stream was ever read
     return resp
 
 
@@ -239,4 +234,3 @@ def sdk() -> Response:
 
 def init_routes(app: Flask, api: Any) -> None:
     api.register_blueprint(bp)
-    auth.allow_public(app, lambda req: req.method in ("GET", "HEAD") and req.path == "/debug/sdk.js")

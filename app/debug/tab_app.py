@@ -275,8 +275,8 @@ class TabApp:
             return
         try:
             self.tab.submit(self._flush_mutations, SETUP_TIMEOUT_S)
-        except Exception:  # the tab has closed: nobody is left to tell
-            pass
+        except Exception as exc:  # the tab has closed: nobody is left to tell (the kind of error only)
+            log.debug("debug: tab %s: mutation batch not sent (%s)", self.tab.id[:8], type(exc).__name__)
 
     def _flush_mutations(self) -> None:
         self._flush_timer = None

@@ -41,7 +41,7 @@ def create_extension_app(relay: Relay, config: Config) -> Flask:
     app.config["MAX_CONTENT_LENGTH"] = config.server.max_body_bytes
     api = init_api(app, "Pinchtab extension port", "Where the Pinchtab extension connects to a bridge.")
     errors.register(app)
-    init_relay(app, relay)
+    init_relay(app, relay, allowed_ids=config.extension.allowed_ids)
     init_endpoints(app, api, relay.commands, allowed_ids=config.extension.allowed_ids, pairing=relay.pairing_token)
     init_channel(app)   # our extension's way in: a WebSocket instead of a poll and a POST per command
     web_origin.install(app, config.server)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import os
-import select
 import signal
 import uuid
 from collections.abc import Callable
@@ -27,15 +26,15 @@ from flask import Flask
 from ..access import web_origin
 from ..config import Config, ConfigError, is_loopback
 from ..serving.local_server import LocalServer
+from ..serving.signals import SignalQueue
 from ..web import errors
 from ..web.jsonprovider import JSONProvider
 from ..web.openapi import init_api
-from . import preflight
+from . import preflight, socket_server
 from .channel import init_channel
 from .commands import Answer, CommandQueue, check_command, failure
 from .errors import ExtensionError
 from .http import init_endpoints
-from .socket_server import SocketServer
 
 log = logging.getLogger(__name__)
 
@@ -92,12 +91,11 @@ class Daemon:
         self.timeout_s = float(config.extension.command_timeout_sec)
         self.commands = CommandQueue(timeout_s=self.timeout_s, queue_ttl_s=float(config.extension.queue_ttl_sec))
         self.app = create_app(config, self.commands)
-        self.sockets = SocketServer(socket_path, self.start_command, command_timeout_s=self.timeout_s)
+        self.sockets = socket_server.new_server(socket_path, self.start_command, command_timeout_s=self.timeout_s)
         self.http: LocalServer | None = None
         self.port: int | None = None
-        self._signals: list[int] = []
+        self.signals = SignalQueue((signal.SIGTERM, signal.SIGINT))
         self._stopped = False
-        self._wake_r = self._wake_w = -1
 
     @property
     def url(self) -> str:
@@ -108,7 +106,7 @@ class Daemon:
 
     def start(self) -> Daemon:
         """Claim the socket, then the port; raises :class:`ExtensionError` (another daemon, port taken)."""
-        self.sockets.start()
+        socket_server.start(self.sockets)
         try:
             self.http = LocalServer(self.app, self.bind, self.requested_port, name="ext-http", quiet=True,
                                     same_user_only=True)
@@ -133,27 +131,18 @@ class Daemon:
         self.sockets.stop(STOP_WAIT_S)
         if self.http is not None:
             self.http.stop()
-        self._close_wake()
-
-    def _close_wake(self) -> None:
-        for fd in (self._wake_r, self._wake_w):
-            if fd >= 0:
-                os.close(fd)
-        self._wake_r = self._wake_w = -1
+        self.signals.close()
 
     def run(self) -> int:
         """Serve until SIGINT or SIGTERM (main thread only); returns the exit status."""
         # The handlers go in before anything serves: a client's command (and a signal after it) may
         # come while start() is still binding the port, and the default action would kill the daemon
         # with that client unanswered.
-        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
-        self.init_signals()
+        self.signals.install()
         try:
             self.start()
         except BaseException:   # e.g. the port is taken: release what start claimed, handlers as they were
-            signal.set_wakeup_fd(-1)
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+            self.signals.restore()
             self.stop()
             raise
         try:
@@ -161,37 +150,18 @@ class Daemon:
         except Stop as stop:
             log.info("extension daemon: %s, stopping", stop)
         finally:
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the (bounded) cleanup runs to its end
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.set_wakeup_fd(-1)
+            self.signals.ignore()  # the (bounded) cleanup runs to its end
             self.stop()
         return 0
-
-    def init_signals(self) -> None:
-        """Handlers only queue the signal and wake the loop; :meth:`manage` does the work."""
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_w, False)
-        os.set_blocking(self._wake_r, False)
-        signal.set_wakeup_fd(self._wake_w, warn_on_full_buffer=False)
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, self._queue_signal)
-
-    def _queue_signal(self, signum: int, _frame: Any) -> None:
-        self._signals.append(signum)
 
     def manage(self) -> None:
         """The main loop: stop on a signal; answer what timed out, even with no client waiting."""
         while True:
-            if self._signals:
-                raise Stop(f"received {signal.Signals(self._signals.pop(0)).name}")
+            sig = self.signals.pop()
+            if sig is not None:
+                raise Stop(f"received {signal.Signals(sig).name}")
             self.commands.sweep()
-            ready, _, _ = select.select([self._wake_r], [], [], SWEEP_S)
-            if ready:
-                try:
-                    while os.read(self._wake_r, 4096):
-                        pass
-                except BlockingIOError:
-                    pass
+            self.signals.wait(SWEEP_S)
 
     # --- a client's command
 

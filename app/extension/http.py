@@ -6,7 +6,10 @@ lacks: ``/poll`` and ``/response`` refuse what a web page can send. A page on an
 guard it could take the agent's commands, or forge their results. Every request a page makes carries
 ``Sec-Fetch-Site: same-site`` or ``cross-site``, and, where it carries an Origin, an ``http(s)`` one;
 the extension's polls carry no Origin and ``Sec-Fetch-Site: none``, its results a
-``chrome-extension://`` Origin. Preflights are refused too, and no CORS header is ever sent.
+``chrome-extension://`` Origin (one of ``extension.allowedIds`` when any are listed). The guard is
+the web-origin policy's (``app.access.web_origin``: :func:`doors`, one door per entry that is the
+extension's alone, the relay's and the command channel's alike); here only preflights are refused
+(no CORS header is ever sent) and HEAD, which would take a command.
 
 The blueprint keeps no state of its own: :func:`init_endpoints` puts it in
 ``app.extensions["pinchtab.extension"]``, so another app (the bridge, with a pairing token) can
@@ -16,7 +19,6 @@ from __future__ import annotations
 
 import hmac
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +34,6 @@ from .commands import CommandQueue
 log = logging.getLogger(__name__)
 
 STATE = "pinchtab.extension"
-EXTENSION_SCHEME = web_origin.EXTENSION_SCHEME
 GUARDED = frozenset({"poll", "respond"})  # the view names /poll and /response
 MAX_WAIT_S = 25.0   # a held poll's longest wait (under the 30 s an MV3 worker's fetch may take)
 
@@ -54,8 +55,8 @@ def init_endpoints(app: Flask, api: Any, commands: CommandQueue, *, allowed_ids:
     and /response also need ``Authorization: Bearer <pairing>``."""
     endpoints = Endpoints(commands, tuple(allowed_ids), pairing)
     app.extensions[STATE] = endpoints
-    # The extension's requests carry its chrome-extension:// Origin: the one web origin let in here.
-    web_origin.admit(app, web_origin.Door("/", web_origin.extension_origins(allowed_ids), prefix=True))
+    for door in doors(allowed_ids, url_prefix):
+        web_origin.admit(app, door)
     api.register_blueprint(bp, url_prefix=url_prefix or None)
     return endpoints
 
@@ -64,22 +65,13 @@ def endpoints() -> Endpoints:
     return current_app.extensions[STATE]
 
 
-def refusal(method: str, headers: Mapping[str, str], allowed_ids: tuple[str, ...]) -> str | None:
-    """Why a request to /poll or /response is not the extension's (None: it may be). Stricter than
-    the web-origin policy in front of every route: no Origin but an extension's, not even our own
-    (this port serves no pages)."""
-    if method == "OPTIONS":
-        return "CORS preflights are refused: only the extension may use this endpoint"
-    origin = headers.get("Origin")
-    if origin is not None:
-        if not origin.startswith(EXTENSION_SCHEME):
-            return f"requests from {origin[:100]} are refused: only the extension may use this endpoint"
-        if not web_origin.extension_origins(allowed_ids)(origin):
-            return f"extension origin {origin[:100]} is malformed or not in extension.allowedIds"
-    site = headers.get("Sec-Fetch-Site")
-    if site is not None and site != "none":
-        return f"a request with Sec-Fetch-Site: {site[:20]} is a web page's, refused"
-    return None
+def doors(allowed_ids: tuple[str, ...], url_prefix: str = "") -> list[web_origin.Door]:
+    """The extension's requests carry its chrome-extension:// Origin: the one web origin let in on
+    its port; ``/poll`` and ``/response`` are its alone, not even this port's own origin's (it serves
+    no pages)."""
+    refused = web_origin.Refusal("not_extension", "only the Pinchtab extension may use this endpoint")
+    own = [web_origin.extension_only(f"{url_prefix}{path}", allowed_ids, refused) for path in ("/poll", "/response")]
+    return [web_origin.Door("/", web_origin.extension_origins(allowed_ids), prefix=True), *own]
 
 
 @bp.before_request
@@ -87,13 +79,11 @@ def guard() -> None:
     view = (request.endpoint or "").rpartition(".")[2]
     if view not in GUARDED and request.method != "OPTIONS":
         return
+    if request.method == "OPTIONS":   # who sent it was judged in front (app.access.web_origin)
+        raise Forbidden("CORS preflights are refused: only the extension may use this endpoint", code="not_extension")
     if request.method == "HEAD":  # Flask answers HEAD with the GET view: it would take a command
         raise APIError("HEAD takes nothing here", status=405, code="method_not_allowed")
     state = endpoints()
-    reason = refusal(request.method, request.headers, state.allowed_ids)
-    if reason is not None:
-        log.warning("extension endpoint: refused %s %s (%s)", request.method, request.path, reason)
-        raise Forbidden(reason, code="not_extension")
     if state.pairing:
         check_pairing(request.headers.get("Authorization", ""), state.pairing)
 

@@ -12,6 +12,11 @@ After the welcome the bridge sends requests ``{"id", "op", ...}`` and the extens
 One extension at a time: a new connection replaces the old one (4002). The newer socket is the one
 that works: a service worker that restarted, or a Chrome that came back, leaves a half-dead socket
 behind that we would otherwise keep preferring.
+
+Only the extension may open the relay: the web-origin policy's door (:func:`door`: its
+``chrome-extension://`` Origin, one of ``extension.allowedIds`` when any are listed, as on the
+polling endpoints). The socket is a served one (``app.sockets.served``): frames in on the request's
+thread, requests out from any thread under its send lock.
 """
 from __future__ import annotations
 
@@ -25,15 +30,15 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from flask import Blueprint, Flask, current_app, request
+from flask import Blueprint, Flask, current_app
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
 from cdp.errors import LaunchError
 from cdp.extension_transport import ExtensionTransport, RelayClosed
 
-from ..web import untrusted_json
-from ..web.errors import Forbidden
+from ..access import web_origin
+from ..sockets import served
 from . import pairing
 from .commands import CommandQueue
 
@@ -43,28 +48,25 @@ bp = Blueprint("extension_relay", __name__)
 sock = Sock()
 
 HELLO_TIMEOUT_S = 10.0
-IDLE_WAKE_S = 5.0
 BAD_PAIRING = 4001
 REPLACED = 4002
-EXTENSION_ORIGIN = "chrome-extension://"
 MAX_FRAME_BYTES = 64 * 1024 * 1024  # screenshots of big pages travel as one frame
 
 EventHandler = Callable[[dict[str, Any]], None]
 CloseHandler = Callable[[str], None]
 
 
-class ExtensionLink:
+class ExtensionLink(served.ServedSocket):
     """One connected extension: requests out (from any thread), answers and events in (its socket's thread)."""
 
     def __init__(self, ws: Any, hello: dict[str, Any]) -> None:
-        self.ws = ws
+        super().__init__(ws)
         self.extension_id = str(hello.get("extensionId", ""))
         self.version = str(hello.get("version", ""))
         self.user_agent = str(hello.get("userAgent", ""))
         self.connected_at = time.time()
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._send_lock = threading.Lock()  # simple-websocket's send is not safe from several threads
         self._pending: dict[int, Future] = {}
         self._on_event: EventHandler | None = None
         self._on_close: CloseHandler | None = None
@@ -87,8 +89,7 @@ class ExtensionLink:
             self._pending[op_id] = fut
         text = json.dumps({"id": op_id, "op": op, **(args or {})}, separators=(",", ":"))
         try:
-            with self._send_lock:
-                self.ws.send(text)
+            self.send(text)   # under the send lock: simple-websocket's send is not safe from several threads
         except (ConnectionClosed, OSError) as exc:
             with self._lock:
                 self._pending.pop(op_id, None)
@@ -111,29 +112,16 @@ class ExtensionLink:
                 self._on_event = self._on_close = None
 
     # --- the socket's thread -------------------------------------------------------------------
-    def run(self) -> None:
-        """Read frames until the socket closes; then fail every pending request at once."""
-        why = "the extension disconnected"
-        try:
-            while self.closed is None:
-                frame = self.ws.receive(timeout=IDLE_WAKE_S)
-                if frame is None:
-                    continue
-                self.handle_frame(frame)
-        except ConnectionClosed:
-            pass
-        except OSError as exc:
-            why = f"the extension connection failed: {exc}"
-        finally:
-            self.shut(why)
+    def on_frame(self, frame: str | bytes) -> None:
+        self.handle_frame(frame)
+
+    def ended(self) -> None:
+        """The socket closed: fail every pending request at once."""
+        self.shut(f"the extension connection failed: {self.broke}" if self.broke else "the extension disconnected")
 
     def handle_frame(self, frame: str | bytes) -> None:
-        try:
-            msg = untrusted_json.loads(frame)
-        except ValueError:
-            log.warning("extension relay: unparsable frame dropped (%d bytes)", len(frame))
-            return
-        if not isinstance(msg, dict):
+        msg = served.json_object(frame, "extension relay")
+        if msg is None:
             return
         if "id" in msg and "event" not in msg:
             with self._lock:
@@ -154,12 +142,8 @@ class ExtensionLink:
                 handler(msg)
 
     def close(self, code: int, reason: str) -> None:
-        """Close the socket (from any thread); the reading thread then ends and fails what is pending."""
-        try:
-            with self._send_lock:
-                self.ws.close(code, reason)
-        except (ConnectionClosed, OSError):
-            pass
+        """Close the socket (from any thread): what is pending fails now, the socket's thread sends the close."""
+        super().close(code, reason)
         self.shut(reason)
 
     def shut(self, why: str) -> None:
@@ -177,8 +161,7 @@ class ExtensionLink:
 
     def _send_quietly(self, text: str) -> None:
         try:
-            with self._send_lock:
-                self.ws.send(text)
+            self.send(text)
         except (ConnectionClosed, OSError):
             pass
 
@@ -248,20 +231,16 @@ def relay() -> Relay:
     return current_app.extensions["pinchtab.relay"]
 
 
-def origin_allowed(origin: str | None) -> bool:
-    """Only an extension may open the relay: a web page on the same machine must not."""
-    return bool(origin) and origin.startswith(EXTENSION_ORIGIN)  # type: ignore[union-attr]
+def door(allowed_ids: tuple[str, ...]) -> web_origin.Door:
+    """Only the extension may open the relay (a web page on the same machine must not): a WebSocket
+    it opens always names its Origin."""
+    return web_origin.extension_only("/extension/relay", allowed_ids, web_origin.Refusal(
+        "origin_not_allowed", "only the Pinchtab extension may open the relay"), origin_required=True)
 
 
 @bp.get("/extension/info")
 def extension_info() -> Any:
     return relay().info()
-
-
-@bp.before_request
-def admit() -> None:
-    if request.path == "/extension/relay" and not origin_allowed(request.headers.get("Origin")):
-        raise Forbidden("only the Pinchtab extension may open the relay", code="origin_not_allowed")
 
 
 @sock.route("/extension/relay", bp=bp)
@@ -289,26 +268,16 @@ def relay_socket(ws: Any) -> None:
 
 def read_hello(ws: Any) -> dict[str, Any] | None:
     """The first frame, if it is ``{"type": "hello", ...}`` and comes within HELLO_TIMEOUT_S."""
-    deadline = time.monotonic() + HELLO_TIMEOUT_S
-    try:
-        while (left := deadline - time.monotonic()) > 0:
-            frame = ws.receive(timeout=left)
-            if frame is None:
-                continue
-            try:
-                msg = untrusted_json.loads(frame)
-            except ValueError:
-                return None
-            return msg if isinstance(msg, dict) and msg.get("type") == "hello" else None
-    except ConnectionClosed:
-        return None
-    return None
+    msg = served.first_message(ws, HELLO_TIMEOUT_S)
+    return msg if msg is not None and msg.get("type") == "hello" else None
 
 
-def init_relay(app: Flask, r: Relay) -> None:
-    """Serve the relay on ``app`` (the extension port's app)."""
+def init_relay(app: Flask, r: Relay, *, allowed_ids: tuple[str, ...] = ()) -> None:
+    """Serve the relay on ``app`` (the extension port's app), to the extensions ``allowed_ids`` lists
+    (any, when it lists none)."""
     app.extensions["pinchtab.relay"] = r
+    web_origin.admit(app, door(tuple(allowed_ids)))
     # No server pings: simple-websocket would send them from its own thread, racing our sends; the
     # extension pings every 20 s, and a Chrome that exits closes its loopback socket at once.
-    app.config.setdefault("SOCK_SERVER_OPTIONS", {"max_message_size": MAX_FRAME_BYTES})
+    served.configure(app, max_frame_bytes=MAX_FRAME_BYTES, ping_interval_s=None)
     app.register_blueprint(bp)

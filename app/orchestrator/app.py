@@ -3,7 +3,9 @@
 It answers the instance API itself, reads lifecycle events from the manager, serves the
 dashboard, and forwards every browser route to the instance that owns it. Instances are the
 manager's (``app.orchestrator``); this process only keeps a copy of their table for routing.
-Auth, the error shape and the config are the bridge app's own (``app.access.auth``, ``app.web.errors``).
+Auth, agent sessions, the error shape and the config are the ones the bridge uses too
+(``app.access``, ``app.web.errors``, ``app.config``); the bridge's routes are read from the
+reference app ``app.serving.bridge_reference`` builds, so this package never imports the bridge's.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Any
 
 from flask import Flask, Response, g, request
 
-from ..access import auth, web_origin
+from ..access import auth, public, web_origin
 from ..config import Config, load_config
 from ..web import activity, errors
 from ..web.jsonprovider import JSONProvider
@@ -34,13 +36,13 @@ class _FrontDoor:
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         path = environ.get("PATH_INFO", "")
-        if path in ("/dashboard", "/login") or path.startswith("/dashboard/"):
+        if public.is_dashboard_page(path):
             return self.public(environ, start_response)
         return self.app(environ, start_response)
 
 
 # The server's own changes, logged here because no instance sees them: instances started and
-# stopped, sessions made or revoked, profiles changed. Browser calls are the instances' to log.
+# stopped, agent sessions made or revoked, profiles changed. Browser calls are the instances' to log.
 CHANGE_BLUEPRINTS = frozenset({"instances", "profiles", "sessions", "server"})
 CHANGE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 FORWARDED_CHANGES = ("/tabs/open",)  # done by the instance's own POST /tab, which it logs
@@ -69,7 +71,8 @@ def _record_changes(app: Flask, store: Any) -> None:
 def create_server_app(config: Config | None = None, *, client: ManagerClient | None = None,
                       start_watch: bool = True) -> Flask:
     """The server app; ``client`` reaches the manager (default: the socket under the state dir)."""
-    from ..api.routes import sessions
+    from ..access import session_routes as sessions
+    from ..serving.bridge_reference import reference_bridge
     from .routes import dashboard, debug, events, instances, login, profiles, proxy, screencast, server, tasks
 
     config = config or load_config()
@@ -96,7 +99,7 @@ def create_server_app(config: Config | None = None, *, client: ManagerClient | N
         modules.append(tasks)
     for module in modules:
         api.register_blueprint(module.bp)
-    bridge = proxy.bridge_app(config)
+    bridge = reference_bridge(config)  # read for its routes and their documentation
     app.register_blueprint(proxy.build_blueprint(bridge, debug.VIEWS))
     debug.init_app(app, config)  # debug sessions live in instances: routed by session, WebSocket relayed
     screencast.init_app(app)  # the screencast WebSocket, relayed to the tab's instance
@@ -119,8 +122,8 @@ def create_server_app(config: Config | None = None, *, client: ManagerClient | N
         _record_changes(app, app.extensions["pinchtab.activity"])
     app.wsgi_app = _FrontDoor(app.wsgi_app, dashboard.public_app())  # type: ignore[method-assign]
     # The dashboard's page and files hold no data (and may not be framed): a link from anywhere may open them.
-    web_origin.admit(app, web_origin.Door("/dashboard", prefix=True))
-    web_origin.admit(app, web_origin.Door("/login"))
+    web_origin.admit(app, web_origin.Door(public.DASHBOARD_PAGE, prefix=True))
+    web_origin.admit(app, web_origin.Door(public.LOGIN_PAGE))
     web_origin.install(app, config.server)  # outermost: a page's request is refused before any work
     if start_watch:
         mirror.start()

@@ -19,8 +19,8 @@ from marshmallow import ValidationError
 from profiles.redact import MASK
 
 from ..config import Config
-from ..config.declare import expand_user, home_of, schema_for
-from ..config.sources import DEFAULT_CONFIG_PATH, from_legacy, is_legacy
+from ..config.declare import home_of, schema_for
+from ..config.sources import from_legacy, is_legacy
 from ..web.errors import BadRequest
 from ..web.files import write_atomic
 
@@ -108,11 +108,6 @@ def live_config(current: Config, made: Config, keys: list[str]) -> Config:
     with home_of(os.environ.get("HOME")):
         out: Config = schema_for(Config)().load(merge(current.to_dict(), change))
     return out
-
-
-def config_path() -> Path:
-    """The config file this server reads (``PINCHTAB_CONFIG``, else the default)."""
-    return Path(expand_user(os.environ.get("PINCHTAB_CONFIG") or DEFAULT_CONFIG_PATH, os.environ.get("HOME")))
 
 
 def save(change: Mapping[str, Any], keys: list[str], path: Path) -> None:

@@ -96,13 +96,17 @@ class HaltManager(BaseException):
 
 def to_wire(err: APIError) -> dict[str, Any]:
     """An error as the manager sends it to the worker."""
-    return {"status": err.status, "code": err.code, "message": err.message, "details": err.details,
+    wire = {"status": err.status, "code": err.code, "message": err.message, "details": err.details,
             "retryable": err.retryable}
+    if err.headers:
+        wire["headers"] = err.headers  # e.g. no_capacity's Retry-After
+    return wire
 
 
 def from_wire(data: dict[str, Any]) -> OrchestratorError:
     """The error the manager sent, raised again on the worker's side."""
     err = OrchestratorError(str(data.get("message") or "manager error"), code=str(data.get("code") or "error"),
                             status=int(data.get("status") or 500), details=data.get("details") or None,
-                            retryable=bool(data.get("retryable")))
+                            retryable=bool(data.get("retryable")),
+                            headers={str(k): str(v) for k, v in (data.get("headers") or {}).items()} or None)
     return err

@@ -24,13 +24,13 @@ RUNNING = "running"
 STOPPING = "stopping"
 STOPPED = "stopped"
 ERROR = "error"
-STATUSES = (STARTING, RUNNING, STOPPING, STOPPED, ERROR)
+LOST = "lost"  # its provider stopped answering: no bridge, no browser, no restart until asked
 
 STARTED = "instance.started"
 STOPPED_EVENT = "instance.stopped"
 ERRORED = "instance.error"
 ATTACHED = "instance.attached"
-EVENT_TYPES = (STARTED, STOPPED_EVENT, ERRORED, ATTACHED)
+LOST_EVENT = "instance.lost"
 
 TEMP_PREFIX = "instance-"
 
@@ -142,10 +142,12 @@ class EventRing:
         self._next_id = 1
         self._cond = threading.Condition()
 
-    def publish(self, event_type: str, instance: dict[str, Any]) -> dict[str, Any]:
-        """Add an event and wake the readers; returns it."""
+    def publish(self, event_type: str, instance: dict[str, Any] | None = None,
+                provider: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Add an event about an instance (or a provider) and wake the readers; returns it."""
         with self._cond:
-            ev = {"id": self._next_id, "type": event_type, "time": utc_iso(), "instance": instance}
+            about = {"instance": instance} if provider is None else {"provider": provider}
+            ev = {"id": self._next_id, "type": event_type, "time": utc_iso(), **about}
             self._next_id += 1
             self._events.append(ev)
             self._cond.notify_all()
@@ -196,6 +198,8 @@ class Instance:
     # may stop or restart it, as the operator's token may any instance.
     owner_agent: str = ""
     default: bool = False  # the instance shorthand routes go to
+    provider: str = ""  # the browsers.providers entry its browser comes from (none: attached by hand)
+    endpoint: str = ""  # a remote instance's engine as it may be shown (every secret masked)
     status: str = STARTING
     error: str = ""
     start_time: float = field(default_factory=time.time)
@@ -241,6 +245,10 @@ class Instance:
             out["securityPolicy"] = {"allowedDomains": list(self.allowed_domains)}
         if self.owner_agent:
             out["ownerAgent"] = self.owner_agent
+        if self.provider:
+            out["provider"] = self.provider
+        if self.endpoint:
+            out["endpoint"] = self.endpoint
         if self.extension:
             # Never the pairing token: records go to every listing, the dashboard and the events.
             out.update(attachType=ATTACH_EXTENSION, extensionPort=self.extension_port,
@@ -248,7 +256,7 @@ class Instance:
         elif self.attach_type == ATTACH_BRIDGE:
             out["attachType"] = ATTACH_BRIDGE
             out["url"] = scrub_url(self.base_url, mask_every_value=True)
-        elif self.attached:
+        elif self.attached and not self.endpoint:  # a remote instance shows its engine as endpoint
             out["attachType"] = ATTACH_CDP
             out["cdpUrl"] = scrub_url(self.cdp_url, mask_every_value=True)
         return out

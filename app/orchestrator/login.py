@@ -1,6 +1,7 @@
 """Dashboard logins: the token typed once, then a cookie for the browser that typed it.
 
-The cookie holds a random login id, never the token; the table keeps only its hash. Each login
+The cookie holds a random login id, never the token; the table keeps only its hash (kept as every
+token we hand out is, ``app.access.tokens``: it lapses idle or old, and the oldest goes past MAX_LOGINS). Each login
 carries a CSRF value (sent back in the login answer) and an elevation time: changes that matter
 most (agent sessions, a shutdown, the config's security keys, every config change with
 ``sessions.dashboard.requireElevation``) need the token typed again (``POST /api/auth/elevate``)
@@ -11,33 +12,25 @@ both guess the one token.
 """
 from __future__ import annotations
 
-import hashlib
-import hmac
 import secrets
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from ..access.ratelimit import FAILURE_WINDOW_S, FAILURES_PER_WINDOW, FailureLimiter
+from ..access.tokens import Held, TokenStore, new_token
 
 __all__ = ["FAILURES_PER_WINDOW", "FAILURE_WINDOW_S", "Login", "LoginStore"]
 
 MAX_LOGINS = 200
 
 
-def _digest(value: str) -> bytes:
-    return hashlib.sha256(value.encode()).digest()
+@dataclass(kw_only=True)
+class Login(Held):
+    """One browser's login: (``Held``) its cookie's hash and when it lapses, its CSRF value and
+    until when its token was typed again."""
 
-
-@dataclass
-class Login:
-    """One browser's login."""
-
-    digest: bytes
     csrf: str
-    created: float
-    last_seen: float
     elevated_until: float = 0.0
 
     def elevated(self, now: float) -> bool:
@@ -53,40 +46,24 @@ class LoginStore:
         failed attempts go to ``limiter`` (the app's count of wrong tokens; else one of its own)."""
         self._clock = clock
         self.idle_s, self.max_age_s, self.elevation_s = idle_s, max_age_s, elevation_s
-        self._logins: dict[bytes, Login] = {}
+        # Past the limit the least recently used login goes: that browser signs in again.
+        self._logins: TokenStore[Login] = TokenStore(limit=MAX_LOGINS, kind="logins", evict_oldest=True, clock=clock)
         self.limiter = limiter or FailureLimiter(clock=clock)
-        self._lock = threading.Lock()
 
     def create(self) -> tuple[str, Login]:
         """A new login, not elevated: (cookie value, login)."""
-        cookie = secrets.token_urlsafe(32)
+        cookie, digest = new_token()
         now = self._clock()
-        login = Login(digest=_digest(cookie), csrf=secrets.token_urlsafe(24), created=now, last_seen=now)
-        with self._lock:
-            self._sweep(now)
-            if len(self._logins) >= MAX_LOGINS:  # the oldest browser signs in again
-                oldest = min(self._logins.values(), key=lambda x: x.last_seen)
-                del self._logins[oldest.digest]
-            self._logins[login.digest] = login
-        return cookie, login
+        login = Login(digest=digest, csrf=secrets.token_urlsafe(24), created=now, last_seen=now,
+                      expires=now + self.max_age_s, idle_s=self.idle_s)
+        return cookie, self._logins.add(login)
 
     def resolve(self, cookie: str) -> Login | None:
         """The live login of a cookie (touched), else None."""
-        now = self._clock()
-        digest = _digest(cookie)
-        with self._lock:
-            login = self._logins.get(digest)
-            if login is None or not hmac.compare_digest(login.digest, digest):
-                return None
-            if self._lapsed(login, now):
-                del self._logins[digest]
-                return None
-            login.last_seen = now
-            return login
+        return self._logins.lookup(cookie)
 
     def revoke(self, cookie: str) -> None:
-        with self._lock:
-            self._logins.pop(_digest(cookie), None)
+        self._logins.revoke(cookie)
 
     def is_elevated(self, login: Login) -> bool:
         """Whether the token was typed for this login within the elevation window."""
@@ -103,10 +80,3 @@ class LoginStore:
 
     def failed(self, client: str) -> None:
         self.limiter.failed(client)
-
-    def _lapsed(self, login: Login, now: float) -> bool:
-        return now - login.last_seen >= self.idle_s or now - login.created >= self.max_age_s
-
-    def _sweep(self, now: float) -> None:
-        for digest in [d for d, x in self._logins.items() if self._lapsed(x, now)]:
-            del self._logins[digest]

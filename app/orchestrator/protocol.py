@@ -3,7 +3,9 @@
 A request is one line ``{"op": "<name>", "args": {...}}``; the answer is one line, either
 ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": {"status", "code", "message",
 "details"}}``. A connection may carry several requests, one after another. Every read and write
-has a deadline.
+has a deadline. The operations and their arguments are declared once, in :mod:`.control`; the
+server is the process kit's (:mod:`app.serving.line_server`); here are the framing of the
+client's end and where the socket lives.
 """
 from __future__ import annotations
 
@@ -13,16 +15,16 @@ import os
 import socket
 import stat
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-OPS = ("list", "get", "start", "stop", "restart", "logs", "attach", "events-since", "metrics", "start-instance",
-       "attach-bridge", "log-lines")
+from ..serving.line_server import encode, unix_address
+
+__all__ = ["MAX_LINE", "SOCKET_NAME", "LineChannel", "ProtocolError", "encode", "ensure_private_dir", "runtime_dir",
+           "unix_address"]
+
 MAX_LINE = 4 * 1024 * 1024  # a logs answer is the largest; anything longer is a broken peer
 SOCKET_NAME = "manager.sock"
-# sun_path holds 108 bytes on Linux; a deep state dir does not fit, so we go through a dir fd.
-_SUN_PATH_MAX = 100
 
 
 class ProtocolError(Exception):
@@ -45,25 +47,6 @@ def ensure_private_dir(path: Path) -> Path:
     if stat.S_IMODE(st.st_mode) != 0o700:
         os.chmod(path, 0o700)  # the socket's only guard is this dir's mode
     return path
-
-
-@contextlib.contextmanager
-def unix_address(path: Path) -> Iterator[str]:
-    """An address for ``bind``/``connect`` that fits ``sun_path`` however deep ``path`` is."""
-    text = os.fspath(path)
-    if len(text.encode()) <= _SUN_PATH_MAX:
-        yield text
-        return
-    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        yield f"/proc/self/fd/{fd}/{path.name}"
-    finally:
-        os.close(fd)
-
-
-def encode(obj: Any) -> bytes:
-    """One JSON line."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 
 
 class LineChannel:

@@ -19,11 +19,9 @@ from flask import Flask
 from flask_smorest.spec.plugins import FlaskPlugin
 from marshmallow import Schema, fields
 
+from ..access.public import PUBLIC_PATHS
 from .parser import parser
 
-# Answered without the token (app/access/auth.py lets them through): the health check, and the debug SDK
-# that pages load with a <script> tag.
-PUBLIC_PATHS = frozenset({"/health", "/debug/sdk.js"})
 # Schemas of answers that are not JSON (alt_response and raw content types).
 BINARY = {"type": "string", "format": "binary"}
 TEXT = {"type": "string"}
@@ -131,7 +129,7 @@ class _SchemaRulesPlugin(BasePlugin):
 
 
 class _BearerPlugin(BasePlugin):
-    """Every operation but the public ones needs the bearer token."""
+    """Every operation but the public ones (``app.access.public``) needs the bearer token."""
 
     def operation_helper(self, path: str | None = None, operations: dict[str, Any] | None = None,
                          **kwargs: Any) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from app.config import Config, ConfigError, is_loopback, load_config
+from app.config import Config, ConfigError, config_path, is_loopback, load_config
 
 
 @pytest.fixture
@@ -267,6 +267,13 @@ def test_missing_named_config_file_is_an_error(tmp_path: Path, home: Path) -> No
 
     assert err.key == "PINCHTAB_CONFIG"
     assert str(missing) in err.reason
+
+
+def test_the_config_file_is_the_named_one_else_the_default_under_home(tmp_path: Path, home: Path) -> None:
+    named = tmp_path / "named.json"
+    assert config_path(_env(home, PINCHTAB_CONFIG=str(named))) == named
+    assert config_path(_env(home)) == home / ".pinchtab" / "config.json"
+    assert config_path(_env(home, PINCHTAB_CONFIG="~/elsewhere.json")) == home / "elsewhere.json"
 
 
 def test_section_of_wrong_type_names_the_section(tmp_path: Path, home: Path) -> None:

@@ -7,7 +7,8 @@ import pytest
 from flask import Flask
 from marshmallow import Schema, ValidationError, fields
 
-from app.api.schemas import ActionSchema, NavigateSchema
+from app.api.contract import ActionSchema
+from app.api.routes.navigation_contract import NavigateSchema
 from app.web import errors as api
 from app.web.errors import (
     MAX_MESSAGE,

@@ -113,3 +113,27 @@ def test_extension_origins_follow_the_allowed_ids() -> None:
     assert not listed("chrome-extension://xyz")
     assert not anyone("chrome-extension://") and not anyone("chrome-extension://a/b")
     assert not anyone("http://abc")
+
+
+def test_an_extension_only_door_is_the_one_way_in_on_its_path() -> None:
+    ours, stranger = "chrome-extension://abc", "chrome-extension://xyz"
+    relay = wo.extension_only("/extension/relay", ("abc",), wo.Refusal("origin_not_allowed", "extension only"),
+                              origin_required=True)
+    poll = wo.extension_only("/poll", ("abc",), wo.Refusal("not_extension", "extension only"))
+    doors = (relay, poll)
+    assert refused(origin=ours, path="/extension/relay", doors=doors) is None
+    assert refused(origin=stranger, path="/extension/relay", doors=doors) == "origin_not_allowed"
+    assert refused(path="/extension/relay", doors=doors) == "origin_not_allowed"   # a WebSocket names itself
+    assert refused(origin=f"http://{OURS}", path="/extension/relay", doors=doors) == "origin_not_allowed"
+    # Polls carry no Origin; the extension's results its own; nothing a page sends, not even our own origin.
+    assert refused(path="/poll", doors=doors) is None and refused(path="/poll", fetch_site="none", doors=doors) is None
+    assert refused(origin=ours, method="POST", path="/poll", doors=doors) is None
+    assert refused(origin=f"http://{OURS}", path="/poll", doors=doors) == "not_extension"
+    assert refused(path="/poll", fetch_site="same-origin", doors=doors) == "not_extension"
+    assert refused(path="/poll", fetch_site="cross-site", doors=doors) == "origin_not_allowed"
+    listed = wo.Policy(allowed_origins=frozenset({"https://app.example.com"}))
+    assert refused(listed, origin="https://app.example.com", path="/poll", doors=doors) == "not_extension"
+    assert refused(listed, origin="https://app.example.com", path="/tabs", doors=doors) is None   # elsewhere
+    # Without listed ids, any extension.
+    anyone = wo.extension_only("/extension/relay", (), wo.Refusal("origin_not_allowed", "x"), origin_required=True)
+    assert refused(origin=stranger, path="/extension/relay", doors=(anyone,)) is None

@@ -11,8 +11,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from flask import Response, jsonify
-
 from cdp import snapshot_doc
 from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
 from cdp.steps import WINDOW_OPENED, perform
@@ -24,9 +22,9 @@ from ...web.errors import from_exception
 from ...web.openapi import Blueprint, ErrorSchema, tab_route
 from ...web.parser import load
 from .. import idpi_hooks
+from ..contract import ActionRequest, ActionSchema, ActionsResponse
 from ..engines import check_engine
-from ..responses import ActionResponse, ActionsResponse
-from ..schemas import ActionRequest, ActionSchema, ActionsSchema
+from .actions_contract import ActionResponse, ActionsSchema
 from .common import caller, on_tab, state, tab
 from .locks import check_access, request_owner
 
@@ -53,7 +51,7 @@ def step_timeout(req: ActionRequest, cfg: Config) -> float:
     return base
 
 
-def _action(req: ActionRequest) -> Response:
+def _action(req: ActionRequest) -> dict[str, Any]:
     target, view, cfg = tab(req.tab_id), caller().view, state().config
     check_step(target, req)
     known = page_ids()
@@ -68,7 +66,7 @@ def _action(req: ActionRequest) -> Response:
 
     out = on_tab(target, job, step_timeout(req, cfg))
     adopt_opened_tab(target, out["result"], req.auto_switch, known)
-    return jsonify(idpi_hooks.screen_attached(out, target.url))
+    return idpi_hooks.screen_attached(out, target.url)
 
 
 def check_step(t: Tab, req: ActionRequest, owner: str | None = None) -> None:
@@ -152,7 +150,7 @@ def run_batch(steps: list[dict[str, Any]], tab_id: str | None, owner: str | None
 @bp.alt_response(423, schema=ErrorSchema, description="another owner leases the tab (tab_locked)")
 @bp.alt_response(409, schema=ErrorSchema, description="a person has the tab (tab_paused_handoff), the element is "
                                                       "covered (element_occluded), a stale ref, a navigation, ...")
-def action(req: ActionRequest, tab_id: str | None) -> Response:
+def action(req: ActionRequest, tab_id: str | None) -> dict[str, Any]:
     """One action on an element, by ref, selector, nodeId or point."""
     return _action(req)
 
@@ -161,7 +159,7 @@ def action(req: ActionRequest, tab_id: str | None) -> Response:
 @bp.arguments(ActionSchema, location="query")
 @bp.response(200, ActionResponse)
 @bp.alt_response(423, schema=ErrorSchema, description="another owner leases the tab (tab_locked)")
-def action_by_query(req: ActionRequest, tab_id: str | None) -> Response:
+def action_by_query(req: ActionRequest, tab_id: str | None) -> dict[str, Any]:
     """``POST /action`` with its fields in the query."""
     return _action(req)
 
@@ -169,7 +167,7 @@ def action_by_query(req: ActionRequest, tab_id: str | None) -> Response:
 @tab_route(bp, "/actions", methods=["POST"])
 @bp.arguments(ActionsSchema)
 @bp.response(200, ActionsResponse)
-def actions(batch: dict[str, Any], tab_id: str | None) -> Response:
+def actions(batch: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """A batch of actions, each reported in its place (``stopOnError`` ends it at the first failure)."""
     view = caller().view
     if batch["snap"] == "diff":
@@ -180,4 +178,4 @@ def actions(batch: dict[str, Any], tab_id: str | None) -> Response:
         last = last_tab or tab(batch.get("tabId"))
         out.update(on_tab(last, lambda t: snapshot_doc.after_action(t, batch["snap"], view)))
         idpi_hooks.screen_attached(out, last.url)
-    return jsonify(out)
+    return out

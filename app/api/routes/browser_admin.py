@@ -11,13 +11,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from flask import Response, jsonify
-
 from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
 from cdp.tab import Tab
 
 from ...web.openapi import Blueprint
-from ..responses import CacheStatusResponse, StatusResponse
+from ...web.schemas import StatusResponse
+from .browser_admin_contract import CacheStatusResponse
 from .common import caller, on_tab, state
 
 bp = Blueprint("browser", __name__)
@@ -25,26 +24,26 @@ bp = Blueprint("browser", __name__)
 
 @bp.route("/ensure-browser", methods=["POST"])
 @bp.response(200, StatusResponse)
-def ensure_browser() -> Response:
+def ensure_browser() -> dict[str, Any]:
     """Make sure the browser runs (starting or restarting it when needed)."""
     state().ensure(caller())
-    return jsonify({"status": "browser_ready"})
+    return {"status": "browser_ready"}
 
 
 @bp.route("/ensure-chrome", methods=["POST"])
 @bp.response(200, StatusResponse)
-def ensure_chrome() -> Response:
+def ensure_chrome() -> dict[str, Any]:
     """The legacy name of /ensure-browser."""
     state().ensure(caller())
-    return jsonify({"status": "chrome_ready"})
+    return {"status": "chrome_ready"}
 
 
 @bp.route("/browser/restart", methods=["POST"])
 @bp.response(200, StatusResponse)
-def restart() -> Response:
+def restart() -> dict[str, Any]:
     """Stop the browser and start a fresh one; every tab closes."""
     state().restart()
-    return jsonify({"status": "browser_restarted"})
+    return {"status": "browser_restarted"}
 
 
 @contextmanager
@@ -77,14 +76,14 @@ def _cache_call(method: str) -> dict[str, Any]:
 
 @bp.route("/cache/clear", methods=["POST"])
 @bp.response(200, StatusResponse)
-def clear_cache() -> Response:
+def clear_cache() -> dict[str, Any]:
     """Empty the browser's HTTP cache."""
     _cache_call("Network.clearBrowserCache")
-    return jsonify({"status": "cleared"})
+    return {"status": "cleared"}
 
 
 @bp.route("/cache/status", methods=["GET"])
 @bp.response(200, CacheStatusResponse)
-def cache_status() -> Response:
+def cache_status() -> dict[str, Any]:
     """Whether the browser's HTTP cache can be cleared."""
-    return jsonify({"canClear": bool(_cache_call("Network.canClearBrowserCache").get("result"))})
+    return {"canClear": bool(_cache_call("Network.canClearBrowserCache").get("result"))}

@@ -6,7 +6,7 @@ import base64
 import time
 from typing import Any
 
-from flask import Response, jsonify
+from flask import Response
 
 from cdp import annotate as overlay
 from cdp import capture as paired_capture
@@ -17,8 +17,7 @@ from ...web.errors import BadRequest, Conflict
 from ...web.files import output_file, stamp, write_atomic
 from ...web.openapi import BINARY, Blueprint, ErrorSchema, tab_route
 from .. import idpi_hooks
-from ..responses import AnnotateResponse, CaptureResponse
-from ..schemas import AnnotateQuerySchema, CaptureQuerySchema
+from .capture_contract import AnnotateQuerySchema, AnnotateResponse, CaptureQuerySchema, CaptureResponse
 from .common import on_tab, state, tab
 
 bp = Blueprint("capture", __name__)
@@ -31,7 +30,7 @@ bp = Blueprint("capture", __name__)
 @bp.response(200, CaptureResponse, description="the pair; output=raw: the image alone")
 @bp.alt_response(409, schema=ErrorSchema,
                  description="navigation_changed: requirePair=true and the page loaded a new document meanwhile")
-def capture(req: dict[str, Any], tab_id: str | None) -> Response:
+def capture(req: dict[str, Any], tab_id: str | None) -> Response | dict[str, Any]:
     """A screenshot and an interactive snapshot from one document, in one call.
 
     The page settles first (wait=stable: the DOM quiet for 250 ms, at most 750 ms; load; none).
@@ -69,7 +68,7 @@ def capture(req: dict[str, Any], tab_id: str | None) -> Response:
         image["path"] = str(target_file)
     else:
         image["base64"] = base64.b64encode(shot.image).decode()
-    return jsonify({
+    return {
         "status": "ok", "tabId": target.id, "url": shot.url, "title": shot.title,
         "capturedAt": _iso(shot.captured_at),
         "epoch": {"frameId": shot.frame_id, "loaderId": shot.loader_id, "domEpoch": shot.dom_epoch},
@@ -77,14 +76,14 @@ def capture(req: dict[str, Any], tab_id: str | None) -> Response:
         "image": image,
         "snapshot": {"filter": req["filter"], "nodeCount": len(shot.nodes), "nodes": shot.nodes},
         **screened,
-    })
+    }
 
 
 @tab_route(bp, "/annotate", methods=["GET"])
 @bp.arguments(AnnotateQuerySchema, location="query")
 @bp.response(200, AnnotateResponse)
 @bp.alt_response(400, schema=ErrorSchema, description="the selector matches no element (element_not_found)")
-def annotate(req: dict[str, Any], tab_id: str | None) -> Response:
+def annotate(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Leave numbered boxes (labelled with refs) over the page's interactive elements.
 
     The overlay stays until clear=true or the page navigates; clicking a label copies the element's
@@ -95,7 +94,7 @@ def annotate(req: dict[str, Any], tab_id: str | None) -> Response:
     target = tab(req.get("tabId"))
     if req["clear"]:
         on_tab(target, lambda t: overlay.remove(t, overlay.PAGE_OVERLAY))
-        return jsonify({"cleared": True})
+        return {"cleared": True}
 
     def draw(t: Tab) -> list[dict[str, Any]]:
         try:
@@ -106,7 +105,7 @@ def annotate(req: dict[str, Any], tab_id: str | None) -> Response:
         return overlay.public(items)
 
     items = on_tab(target, draw)
-    return jsonify({"annotated": len(items), "annotations": items})
+    return {"annotated": len(items), "annotations": items}
 
 
 def _iso(ts: float) -> str:

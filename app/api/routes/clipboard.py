@@ -10,12 +10,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from flask import Response, current_app, jsonify, request
+from flask import current_app, request
 
 from ...web.errors import BadRequest, disabled
 from ...web.openapi import Blueprint, ErrorSchema
-from ..responses import ClipboardTextResponse, ClipboardWrittenResponse
-from ..schemas import ClipboardWriteSchema
+from .clipboard_contract import ClipboardTextResponse, ClipboardWriteSchema, ClipboardWrittenResponse
 from .common import before_reading, state
 
 bp = Blueprint("clipboard", __name__)
@@ -50,9 +49,9 @@ def _allowed() -> None:
         raise BadRequest("tabId is not supported for shared clipboard operations", details={"field": "tabId"})
 
 
-def _write(req: dict[str, Any]) -> Response:
+def _write(req: dict[str, Any]) -> dict[str, Any]:
     _clipboard().write(req["text"])
-    return jsonify({"success": True})
+    return {"success": True}
 
 
 @bp.route("/clipboard/write", methods=["POST"])
@@ -60,7 +59,7 @@ def _write(req: dict[str, Any]) -> Response:
 @bp.arguments(ClipboardWriteSchema)
 @bp.response(200, ClipboardWrittenResponse)
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
-def write(req: dict[str, Any]) -> Response:
+def write(req: dict[str, Any]) -> dict[str, Any]:
     """Put text on the shared clipboard (64 KiB at most)."""
     return _write(req)
 
@@ -70,7 +69,7 @@ def write(req: dict[str, Any]) -> Response:
 @bp.arguments(ClipboardWriteSchema)
 @bp.response(200, ClipboardWrittenResponse)
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
-def copy(req: dict[str, Any]) -> Response:
+def copy(req: dict[str, Any]) -> dict[str, Any]:
     """The same as /clipboard/write."""
     return _write(req)
 
@@ -79,15 +78,15 @@ def copy(req: dict[str, Any]) -> Response:
 @before_reading(_allowed)
 @bp.response(200, ClipboardTextResponse)
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
-def read() -> Response:
+def read() -> dict[str, Any]:
     """The text on the shared clipboard ("" when nothing was written)."""
-    return jsonify({"text": _clipboard().read()})
+    return {"text": _clipboard().read()}
 
 
 @bp.route("/clipboard/paste", methods=["GET"])
 @before_reading(_allowed)
 @bp.response(200, ClipboardTextResponse)
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
-def paste() -> Response:
+def paste() -> dict[str, Any]:
     """The same as /clipboard/read."""
-    return jsonify({"text": _clipboard().read()})
+    return {"text": _clipboard().read()}

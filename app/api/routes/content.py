@@ -4,7 +4,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from flask import Response, jsonify
+from flask import Response
 
 from cdp import capture, content
 from cdp.navigation import page_info
@@ -13,9 +13,15 @@ from cdp.tab import Tab
 from ...web.files import output_file, saved, stamp, write_atomic
 from ...web.openapi import BINARY, TEXT, Blueprint, tab_route
 from .. import idpi_hooks
-from ..responses import SavedScreenshotResponse, ScreenshotResponse, TextResponse
-from ..schemas import ScreenshotRequestSchema, TextQuerySchema
+from ..contract import OneOf
 from .common import on_tab, state, tab
+from .content_contract import (
+    SavedScreenshotResponse,
+    ScreenshotRequestSchema,
+    ScreenshotResponse,
+    TextQuerySchema,
+    TextResponse,
+)
 
 bp = Blueprint("content", __name__)
 
@@ -24,7 +30,7 @@ bp = Blueprint("content", __name__)
 @bp.arguments(TextQuerySchema, location="query")
 @bp.alt_response(200, content_type="text/plain", schema=TEXT)
 @bp.response(200, TextResponse, description="the text, as JSON or (format=text or plain) alone")
-def text(req: dict[str, Any], tab_id: str | None) -> Response:
+def text(req: dict[str, Any], tab_id: str | None) -> Response | dict[str, Any]:
     """The page's readable (or raw) text; one element's with selector (or ref), one frame's with frameId."""
     target = tab(req.get("tabId"))
     element = (req["selector"] or req["ref"]).strip()
@@ -42,17 +48,17 @@ def text(req: dict[str, Any], tab_id: str | None) -> Response:
     body = idpi_hooks.wrap_text(body, info["url"])
     if req["format"] in ("text", "plain"):
         return Response(body, content_type="text/plain; charset=utf-8")
-    return jsonify({"url": info["url"], "title": info["title"], "text": body, "truncated": truncated, **warning})
+    return {"url": info["url"], "title": info["title"], "text": body, "truncated": truncated, **warning}
 
 
 @tab_route(bp, "/screenshot", methods=["GET"])
 @bp.arguments(ScreenshotRequestSchema, location="query")
 @bp.alt_response(200, content_type="image/jpeg", schema=BINARY)
 @bp.alt_response(200, content_type="image/png", schema=BINARY)
-@bp.response(200, {"oneOf": [ScreenshotResponse, SavedScreenshotResponse]},
+@bp.response(200, OneOf(ScreenshotResponse, SavedScreenshotResponse),
              description="the image in base64, where it was written (output=file), or itself (raw=true); "
                          "with annotate=true, the boxes drawn on it")
-def screenshot(req: dict[str, Any], tab_id: str | None) -> Response:
+def screenshot(req: dict[str, Any], tab_id: str | None) -> Response | dict[str, Any]:
     """A screenshot of the page or of one element.
 
     JSON with the image in base64, the image itself with raw=true, or a file with output=file.
@@ -70,7 +76,7 @@ def screenshot(req: dict[str, Any], tab_id: str | None) -> Response:
         selector=req["selector"].strip(), annotated=req["annotate"], no_animations=still))
     extra = {"annotations": annotations} if annotations is not None else {}
     if target is not None:
-        return jsonify({**saved(target, write_atomic(target, data), fmt), **extra})
+        return {**saved(target, write_atomic(target, data), fmt), **extra}
     if req["raw"]:
         return Response(data, content_type=f"image/{fmt}")
-    return jsonify({"format": fmt, "base64": base64.b64encode(data).decode(), **extra})
+    return {"format": fmt, "base64": base64.b64encode(data).decode(), **extra}

@@ -6,13 +6,13 @@ our action engine (app/debug/tab_app.py). The session ends with the tab, or when
 """
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from flask import current_app
-from marshmallow import fields
 
 from cdp.tab import Tab
 
@@ -20,29 +20,11 @@ from ...debug.hub import Hub, Peer, Session, TooManySessions
 from ...debug.routes import session_urls
 from ...web.errors import Conflict, NotFound
 from ...web.openapi import Blueprint
-from ..schemas import Loose
 from .common import state, tab
+from .debug_contract import TabDebugResponse, TabDebugSchema, TabDetached
 
 bp = Blueprint("tab_debug", __name__)
-
-
-class TabDebugSchema(Loose):
-    sessionId = fields.String(metadata={"description": "join this session (default: a new one)"})
-
-
-class TabDebugResponse(Loose):
-    sessionId = fields.String(required=True)
-    tabId = fields.String(required=True)
-    appId = fields.String(required=True)
-    appUrl = fields.String()
-    agentUrl = fields.String()
-    sdkUrl = fields.String()
-    eventsUrl = fields.String()
-
-
-class TabDetached(Loose):
-    detached = fields.Boolean(required=True)
-    tabId = fields.String(required=True)
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -132,7 +114,7 @@ def _detach(app: Any, tab_id: str) -> bool:
         try:
             entry.app.stop()
         except Exception:  # the tab is gone: nothing of ours is left in it
-            pass
+            log.debug("tab %s: its debug app did not stop cleanly", tab_id[:8], exc_info=True)
         h = _hub()
         h.leave(entry.session, entry.peer)
         if entry.owns_session:

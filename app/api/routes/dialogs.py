@@ -8,17 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, jsonify
-
 from cdp.dialogs import answer_dialog
 from cdp.errors import NoDialog
 from cdp.page_state import page_state
 
 from ...web.errors import BadRequest
 from ...web.openapi import Blueprint, tab_route
-from ..responses import DialogResponse, TabStateResponse
-from ..schemas import DialogSchema, TabQuerySchema
+from ..contract import TabQuerySchema
 from .common import on_tab, tab
+from .dialogs_contract import DialogResponse, DialogSchema, TabStateResponse
 
 bp = Blueprint("dialogs", __name__)
 
@@ -26,12 +24,12 @@ bp = Blueprint("dialogs", __name__)
 @tab_route(bp, "/dialog", methods=["POST"])
 @bp.arguments(DialogSchema)
 @bp.response(200, DialogResponse)
-def dialog(req: dict[str, Any], tab_id: str | None) -> Response:
+def dialog(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Accept or dismiss the tab's open JavaScript dialog (text answers a prompt)."""
     target = tab(req.get("tabId"))
     try:
         # Page.handleJavaScriptDialog is one of the few commands a blocked page still answers.
-        return jsonify(on_tab(target, lambda t: answer_dialog(t, req["action"] == "accept", req["text"])))
+        return on_tab(target, lambda t: answer_dialog(t, req["action"] == "accept", req["text"]))
     except NoDialog as exc:
         raise BadRequest(str(exc), code="no_dialog") from None
 
@@ -39,8 +37,8 @@ def dialog(req: dict[str, Any], tab_id: str | None) -> Response:
 @bp.route("/tabs/<tab_id>/state", methods=["GET"])
 @bp.arguments(TabQuerySchema, location="query")
 @bp.response(200, TabStateResponse)
-def tab_state(req: dict[str, Any], tab_id: str) -> Response:
+def tab_state(req: dict[str, Any], tab_id: str) -> dict[str, Any]:
     """The tab's load state, open dialog and whether actions can run, from tracked state (no page call)."""
     # Read on the request thread, never queued behind the tab's worker: it must answer while a
     # dialog blocks the page or a long action holds the worker.
-    return jsonify(page_state(tab(tab_id)))
+    return page_state(tab(tab_id))

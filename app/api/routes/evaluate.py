@@ -3,13 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, jsonify
-
 from ...web.errors import BadRequest, disabled
 from ...web.openapi import Blueprint, ErrorSchema, tab_route
-from ..responses import EvaluateResponse
-from ..schemas import EvaluateSchema
 from .common import before_reading, on_tab, state, tab
+from .evaluate_contract import EvaluateResponse, EvaluateSchema
 
 bp = Blueprint("evaluate", __name__)
 
@@ -24,7 +21,7 @@ def _enabled() -> None:
 @bp.arguments(EvaluateSchema)
 @bp.response(200, EvaluateResponse)
 @bp.alt_response(403, schema=ErrorSchema, description="evaluate is off unless security.allowEvaluate is set")
-def evaluate(req: dict[str, Any], tab_id: str | None) -> Response:
+def evaluate(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Run JavaScript in the page (off unless security.allowEvaluate)."""
     target = tab(req.get("tabId"))
     res = on_tab(target, lambda t: t.call("Runtime.evaluate", {
@@ -37,5 +34,5 @@ def evaluate(req: dict[str, Any], tab_id: str | None) -> Response:
     result = res.get("result") or {}
     if "value" not in result and result.get("type") not in ("undefined",) and result.get("subtype") != "null":
         # Not serialisable by value (a DOM node, a function): describe it instead.
-        return jsonify({"result": result.get("description") or result.get("type")})
-    return jsonify({"result": result.get("value")})
+        return {"result": result.get("description") or result.get("type")}
+    return {"result": result.get("value")}

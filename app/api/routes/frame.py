@@ -9,16 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, jsonify
-
 from cdp import frame_scope, frame_target
 from cdp.errors import FrameGone
 from cdp.tab import Tab
 
 from ...web.openapi import Blueprint, tab_route
-from ..responses import FrameResponse
-from ..schemas import FrameSchema, TabQuerySchema
+from ..contract import TabQuerySchema
 from .common import on_tab, tab
+from .frame_contract import FrameResponse, FrameSchema
 
 bp = Blueprint("frame", __name__)
 
@@ -37,15 +35,15 @@ def _answer(t: Tab) -> dict[str, Any]:
 @tab_route(bp, "/frame", methods=["GET"])
 @bp.arguments(TabQuerySchema, location="query")
 @bp.response(200, FrameResponse)
-def get_frame(req: dict[str, Any], tab_id: str | None) -> Response:
+def get_frame(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """The tab's frame scope: main (the whole page) or one frame."""
-    return jsonify(on_tab(tab(req.get("tabId")), _answer))
+    return on_tab(tab(req.get("tabId")), _answer)
 
 
 @tab_route(bp, "/frame", methods=["POST"])
 @bp.arguments(FrameSchema)
 @bp.response(200, FrameResponse)
-def set_frame(req: dict[str, Any], tab_id: str | None) -> Response:
+def set_frame(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Scope the tab's selectors to one frame (a ref, an iframe selector, a frame's name or URL), or main."""
 
     def scope(t: Tab) -> dict[str, Any]:
@@ -53,4 +51,4 @@ def set_frame(req: dict[str, Any], tab_id: str | None) -> Response:
         frame_scope.set_scope(t, frame_id, owner)
         return _answer(t)
 
-    return jsonify(on_tab(tab(req.get("tabId")), scope))
+    return on_tab(tab(req.get("tabId")), scope)

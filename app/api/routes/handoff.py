@@ -9,12 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, jsonify
-
 from ...web.openapi import Blueprint, ErrorSchema
-from ..responses import HandoffStateResponse, ResumeResponse
-from ..schemas import HandoffSchema, ResumeSchema
 from .common import state, tab
+from .handoff_contract import HandoffSchema, HandoffStateResponse, ResumeResponse, ResumeSchema
 
 bp = Blueprint("handoff", __name__)
 
@@ -22,27 +19,27 @@ bp = Blueprint("handoff", __name__)
 @bp.route("/tabs/<tab_id>/handoff", methods=["POST"])
 @bp.arguments(HandoffSchema)
 @bp.response(200, HandoffStateResponse)
-def handoff(req: dict[str, Any], tab_id: str) -> Response:
+def handoff(req: dict[str, Any], tab_id: str) -> dict[str, Any]:
     """Pause agents' actions on the tab for a person (``reason``; ``timeoutMs``: give it back by itself)."""
     t = tab(tab_id)
     timeout_s = req["timeoutMs"] / 1000 if req["timeoutMs"] else None
     state().guards.pause(t.id, req["reason"], timeout_s)
-    return jsonify(state().guards.handoff_state(t.id))
+    return state().guards.handoff_state(t.id)
 
 
 @bp.route("/tabs/<tab_id>/handoff", methods=["GET"])
 @bp.response(200, HandoffStateResponse)
-def handoff_state(tab_id: str) -> Response:
+def handoff_state(tab_id: str) -> dict[str, Any]:
     """The tab's handoff: paused (why, since when) or active (with how the last one ended)."""
-    return jsonify(state().guards.handoff_state(tab(tab_id).id))
+    return state().guards.handoff_state(tab(tab_id).id)
 
 
 @bp.route("/tabs/<tab_id>/resume", methods=["POST"])
 @bp.arguments(ResumeSchema)
 @bp.response(200, ResumeResponse)
 @bp.alt_response(409, schema=ErrorSchema, description="the tab is not paused (tab_not_paused)")
-def resume(req: dict[str, Any], tab_id: str) -> Response:
+def resume(req: dict[str, Any], tab_id: str) -> dict[str, Any]:
     """Give the tab back to the agents, with the outcome (``status``, ``resolvedData``) for them."""
     t = tab(tab_id)
     res = state().guards.resume(t.id, req["status"], req["resolvedData"])
-    return jsonify({"tabId": t.id, "status": "active", "resumed": True, "resolution": res.to_dict()})
+    return {"tabId": t.id, "status": "active", "resumed": True, "resolution": res.to_dict()}

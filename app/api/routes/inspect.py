@@ -6,7 +6,7 @@ import base64
 from collections.abc import Callable
 from typing import Any
 
-from flask import Response, jsonify, request
+from flask import Response, request
 
 from cdp import content, elements, selectors
 from cdp.navigation import page_info
@@ -17,31 +17,30 @@ from ...policy.idpi import corpus
 from ...web.files import output_file, saved, stamp, write_atomic
 from ...web.openapi import BINARY, Blueprint, ErrorSchema, tab_route
 from ...web.parser import load
+from ...web.schemas import PageInfoResponse
 from .. import idpi_hooks
-from ..responses import (
+from ..contract import OneOf
+from .common import on_tab, state, tab
+from .inspect_contract import (
+    AttrQuerySchema,
     AttrResponse,
     BoxResponse,
     CheckedResponse,
     CountResponse,
+    ElementQuerySchema,
     EnabledResponse,
+    HtmlQuerySchema,
     HtmlResponse,
-    PageInfoResponse,
+    PageReadQuerySchema,
+    PdfBodySchema,
+    PdfQuerySchema,
     PdfResponse,
     SavedPdfResponse,
+    StylesQuerySchema,
     StylesResponse,
     ValueResponse,
     VisibleResponse,
 )
-from ..schemas import (
-    AttrQuerySchema,
-    ElementQuerySchema,
-    HtmlQuerySchema,
-    PageReadQuerySchema,
-    PdfBodySchema,
-    PdfQuerySchema,
-    StylesQuerySchema,
-)
-from .common import on_tab, state, tab
 
 bp = Blueprint("inspect", __name__)
 
@@ -55,7 +54,7 @@ def _selector(req: dict[str, Any]) -> str:
 @tab_route(bp, "/title", methods=["GET"])
 @bp.arguments(PageReadQuerySchema, location="query")
 @bp.response(200, PageInfoResponse)
-def title(req: dict[str, Any], tab_id: str | None) -> Response:
+def title(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """The page's title (and URL)."""
     return _page_read(req)
 
@@ -63,21 +62,21 @@ def title(req: dict[str, Any], tab_id: str | None) -> Response:
 @tab_route(bp, "/url", methods=["GET"])
 @bp.arguments(PageReadQuerySchema, location="query")
 @bp.response(200, PageInfoResponse)
-def url(req: dict[str, Any], tab_id: str | None) -> Response:
+def url(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """The page's URL (and title)."""
     return _page_read(req)
 
 
-def _page_read(req: dict[str, Any]) -> Response:
+def _page_read(req: dict[str, Any]) -> dict[str, Any]:
     target = tab(req.get("tabId"))
     info = on_tab(target, page_info)
-    return jsonify({"tabId": target.id, "url": info["url"], "title": info["title"]})
+    return {"tabId": target.id, "url": info["url"], "title": info["title"]}
 
 
 @tab_route(bp, "/html", methods=["GET"])
 @bp.arguments(HtmlQuerySchema, location="query")
 @bp.response(200, HtmlResponse)
-def html(req: dict[str, Any], tab_id: str | None) -> Response:
+def html(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """The document's outerHTML, or one element's with selector (or ref)."""
     sel = _selector(req)
     target = tab(req.get("tabId"))
@@ -85,35 +84,35 @@ def html(req: dict[str, Any], tab_id: str | None) -> Response:
     truncated = False
     if req.get("maxChars") and len(body) > req["maxChars"]:
         body, truncated = body[: req["maxChars"]], True
-    return jsonify({"tabId": target.id, "url": info["url"], "title": info["title"], "html": body,
-                    "truncated": truncated})
+    return {"tabId": target.id, "url": info["url"], "title": info["title"], "html": body,
+            "truncated": truncated}
 
 
 @tab_route(bp, "/styles", methods=["GET"])
 @bp.arguments(StylesQuerySchema, location="query")
 @bp.response(200, StylesResponse)
-def styles(req: dict[str, Any], tab_id: str | None) -> Response:
+def styles(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Computed styles of an element (or the root element); one property with prop."""
     sel, prop = _selector(req), req["prop"].strip()
     target = tab(req.get("tabId"))
     info, style = on_tab(target, lambda t: (page_info(t), elements.styles(t, sel, prop)))
-    return jsonify({"tabId": target.id, "url": info["url"], "title": info["title"], "styles": style})
+    return {"tabId": target.id, "url": info["url"], "title": info["title"], "styles": style}
 
 
 # --- one element ---------------------------------------------------------------------------------
 def _element_read(req: dict[str, Any], key: str, read: Callable[[Tab, str], Any],
-                  extra: dict[str, Any] | None = None) -> Response:
+                  extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The shared shape of the element reads: ``{"ref": <selector as given>, <key>: <value>}``."""
     sel = _selector(req)
     target = tab(req.get("tabId"))
     value = on_tab(target, lambda t: read(t, sel))
-    return jsonify({"ref": sel, **(extra or {}), key: value})
+    return {"ref": sel, **(extra or {}), key: value}
 
 
 @tab_route(bp, "/value", methods=["GET"])
 @bp.arguments(ElementQuerySchema, location="query")
 @bp.response(200, ValueResponse)
-def value(req: dict[str, Any], tab_id: str | None) -> Response:
+def value(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """An element's value (null when it has none)."""
     return _element_read(req, "value", elements.value)
 
@@ -121,7 +120,7 @@ def value(req: dict[str, Any], tab_id: str | None) -> Response:
 @tab_route(bp, "/attr", methods=["GET"])
 @bp.arguments(AttrQuerySchema, location="query")
 @bp.response(200, AttrResponse)
-def attr(req: dict[str, Any], tab_id: str | None) -> Response:
+def attr(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """An element's attribute (null when absent)."""
     return _element_read(req, "value", lambda t, sel: elements.attr(t, sel, req["name"]), extra={"name": req["name"]})
 
@@ -129,7 +128,7 @@ def attr(req: dict[str, Any], tab_id: str | None) -> Response:
 @tab_route(bp, "/box", methods=["GET"])
 @bp.arguments(ElementQuerySchema, location="query")
 @bp.response(200, BoxResponse)
-def box(req: dict[str, Any], tab_id: str | None) -> Response:
+def box(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """An element's bounding box in viewport CSS pixels."""
     return _element_read(req, "box", elements.box)
 
@@ -137,7 +136,7 @@ def box(req: dict[str, Any], tab_id: str | None) -> Response:
 @tab_route(bp, "/visible", methods=["GET"])
 @bp.arguments(ElementQuerySchema, location="query")
 @bp.response(200, VisibleResponse)
-def visible(req: dict[str, Any], tab_id: str | None) -> Response:
+def visible(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Whether an element is rendered with a non-empty box."""
     return _element_read(req, "visible", elements.visible)
 
@@ -145,7 +144,7 @@ def visible(req: dict[str, Any], tab_id: str | None) -> Response:
 @tab_route(bp, "/enabled", methods=["GET"])
 @bp.arguments(ElementQuerySchema, location="query")
 @bp.response(200, EnabledResponse)
-def enabled(req: dict[str, Any], tab_id: str | None) -> Response:
+def enabled(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Whether an element is enabled (not disabled or aria-disabled)."""
     return _element_read(req, "enabled", elements.enabled)
 
@@ -153,7 +152,7 @@ def enabled(req: dict[str, Any], tab_id: str | None) -> Response:
 @tab_route(bp, "/checked", methods=["GET"])
 @bp.arguments(ElementQuerySchema, location="query")
 @bp.response(200, CheckedResponse)
-def checked(req: dict[str, Any], tab_id: str | None) -> Response:
+def checked(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Whether a checkbox, radio or aria-checked widget is checked."""
     return _element_read(req, "checked", elements.checked)
 
@@ -161,11 +160,11 @@ def checked(req: dict[str, Any], tab_id: str | None) -> Response:
 @tab_route(bp, "/count", methods=["GET"])
 @bp.arguments(ElementQuerySchema, location="query")
 @bp.response(200, CountResponse)
-def count(req: dict[str, Any], tab_id: str | None) -> Response:
+def count(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """How many elements a selector matches (a missing ref counts 0)."""
     sel = _selector(req)
     target = tab(req.get("tabId"))
-    return jsonify({"selector": sel, "count": on_tab(target, lambda t: selectors.count(t, sel))})
+    return {"selector": sel, "count": on_tab(target, lambda t: selectors.count(t, sel))}
 
 
 # --- PDF -----------------------------------------------------------------------------------------
@@ -179,9 +178,9 @@ PRINT_FAILED = "Chrome could not print the page (pdf_failed); options it refuses
 @bp.alt_response(502, schema=ErrorSchema, description=PRINT_FAILED)
 @bp.arguments(PdfQuerySchema, location="query")
 @bp.alt_response(200, content_type="application/pdf", schema=BINARY)
-@bp.response(200, {"oneOf": [PdfResponse, SavedPdfResponse]},
+@bp.response(200, OneOf(PdfResponse, SavedPdfResponse),
              description="the PDF in base64, where it was written (output=file), or itself (raw=true)")
-def pdf(req: dict[str, Any], tab_id: str | None) -> Response:
+def pdf(req: dict[str, Any], tab_id: str | None) -> Response | dict[str, Any]:
     """The page as PDF.
 
     JSON with the PDF in base64, the PDF itself with raw=true, or a file with output=file.
@@ -193,14 +192,14 @@ def pdf(req: dict[str, Any], tab_id: str | None) -> Response:
 @bp.alt_response(502, schema=ErrorSchema, description=PRINT_FAILED)
 @bp.arguments(PdfBodySchema, required=False)
 @bp.alt_response(200, content_type="application/pdf", schema=BINARY)
-@bp.response(200, {"oneOf": [PdfResponse, SavedPdfResponse]},
+@bp.response(200, OneOf(PdfResponse, SavedPdfResponse),
              description="the PDF in base64, where it was written (output=file), or itself (raw=true)")
-def pdf_by_body(body: dict[str, Any], tab_id: str | None) -> Response:
+def pdf_by_body(body: dict[str, Any], tab_id: str | None) -> Response | dict[str, Any]:
     """``GET /pdf`` with options in the body too (the query's parameters are read as well; the body wins)."""
     return _pdf(load(PdfQuerySchema, {**request.args.to_dict(), **body}, tab_id))
 
 
-def _pdf(req: dict[str, Any]) -> Response:
+def _pdf(req: dict[str, Any]) -> Response | dict[str, Any]:
     target = output_file(state().config.server.state_dir, req["path"], f"pdfs/page-{stamp()}.pdf") \
         if req["output"] == "file" else None
     options = {k: req[k] for k in _PRINT_OPTIONS if req[k] not in ("", None)}
@@ -221,7 +220,7 @@ def _pdf(req: dict[str, Any]) -> Response:
     data = on_tab(printed, lambda t: print_to_pdf(t, options))  # Chrome's refusals: 400 / 502 (app.web.errors)
     if target is not None:
         size = write_atomic(target, data)
-        return jsonify({**saved(target, size, "pdf"), **warning})
+        return {**saved(target, size, "pdf"), **warning}
     if req["raw"]:
         return Response(data, content_type="application/pdf")
-    return jsonify({"format": "pdf", "base64": base64.b64encode(data).decode(), **warning})
+    return {"format": "pdf", "base64": base64.b64encode(data).decode(), **warning}

@@ -4,8 +4,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from flask import Response, jsonify
-
 from cdp import content, frame_scope, node_boxes, selectors, waits
 from cdp import snapshot as snap
 from cdp.errors import BadSelector
@@ -17,9 +15,8 @@ from ...policy.idpi import corpus
 from ...web.errors import BadRequest, disabled
 from ...web.openapi import Blueprint, tab_route
 from .. import idpi_hooks
-from ..responses import FindResponse, WaitResponse
-from ..schemas import FindSchema, WaitSchema
 from .common import on_tab, state, tab
+from .locate_contract import FindResponse, FindSchema, WaitResponse, WaitSchema
 
 bp = Blueprint("locate", __name__)
 MODES = ("selector", "text", "notText", "url", "load", "fn")
@@ -28,7 +25,7 @@ MODES = ("selector", "text", "notText", "url", "load", "fn")
 @tab_route(bp, "/find", methods=["POST"])
 @bp.arguments(FindSchema)
 @bp.response(200, FindResponse)
-def find(req: dict[str, Any], tab_id: str | None) -> Response:
+def find(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Which element a description means."""
     target = tab(req.get("tabId"))
     policy = idpi_hooks.policy()  # read here: the job runs on the tab's worker, outside the request
@@ -40,7 +37,7 @@ def find(req: dict[str, Any], tab_id: str | None) -> Response:
         return found, corpus([m.get("name", "") for m in found["matches"]] + [page]), page_info(t)["url"]
 
     found, said, url = on_tab(target, run)
-    return jsonify({**found, **idpi_hooks.screen(said, url)})
+    return {**found, **idpi_hooks.screen(said, url)}
 
 
 def locate(tab: Tab, req: dict[str, Any]) -> dict[str, Any]:
@@ -76,14 +73,14 @@ def locate(tab: Tab, req: dict[str, Any]) -> dict[str, Any]:
 @tab_route(bp, "/wait", methods=["POST"])
 @bp.arguments(WaitSchema)
 @bp.response(200, WaitResponse)
-def wait(req: dict[str, Any], tab_id: str | None) -> Response:
+def wait(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Wait for a selector, text, URL, load state or function (bounded)."""
     timeout_ms = min(max(req["timeout"], 100), 30000)
     started = time.monotonic()
     if "ms" in req:
         # A fixed wait the caller asked for (bounded at 30 s); no tab needed.
         time.sleep(req["ms"] / 1000)
-        return jsonify({"waited": True, "elapsed": req["ms"], "match": f"{req['ms']}ms"})
+        return {"waited": True, "elapsed": req["ms"], "match": f"{req['ms']}ms"}
     mode = next((m for m in MODES if m in req), None)
     if mode is None:
         raise BadRequest("one of selector, text, notText, url, load, fn, or ms is required")
@@ -96,6 +93,6 @@ def wait(req: dict[str, Any], tab_id: str | None) -> Response:
     ok = on_tab(target, lambda t: waits.poll(t, check, timeout_ms / 1000), timeout_ms / 1000 + 5)
     elapsed = int((time.monotonic() - started) * 1000)
     if ok:
-        return jsonify({"waited": True, "elapsed": elapsed, "match": req[mode]})
-    return jsonify({"waited": False, "elapsed": elapsed,
-                    "error": f"timeout after {timeout_ms}ms waiting for {mode} {req[mode]!r}"})
+        return {"waited": True, "elapsed": elapsed, "match": req[mode]}
+    return {"waited": False, "elapsed": elapsed,
+            "error": f"timeout after {timeout_ms}ms waiting for {mode} {req[mode]!r}"}

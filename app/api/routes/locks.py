@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, jsonify, request
+from flask import request
 
 from cdp.tab import Tab
 
 from ...web.openapi import Blueprint, ErrorSchema, tab_route
-from ..responses import LockResponse, UnlockResponse
-from ..schemas import LockSchema, UnlockSchema
 from ..tab_guards import iso
 from .common import state, tab
+from .locks_contract import LockResponse, LockSchema, UnlockResponse, UnlockSchema
 
 bp = Blueprint("locks", __name__)
 
@@ -39,19 +38,19 @@ def check_access(t: Tab, owner: str | None, *, handoff: bool = True) -> None:
 @bp.arguments(LockSchema)
 @bp.response(200, LockResponse)
 @bp.alt_response(409, schema=ErrorSchema, description="another owner holds the tab's lease (tab_locked)")
-def lock(req: dict[str, Any], tab_id: str | None) -> Response:
+def lock(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Lease a tab to ``owner`` for ``timeoutSec`` (default 600); its owner may lock again to extend."""
     t = tab(req.get("tabId"))
     lease = state().guards.lock(t.id, req["owner"], req["timeoutSec"])
-    return jsonify({"locked": True, "tabId": t.id, "owner": lease.owner, "expiresAt": iso(lease.expires_at)})
+    return {"locked": True, "tabId": t.id, "owner": lease.owner, "expiresAt": iso(lease.expires_at)}
 
 
 @tab_route(bp, "/unlock", methods=["POST"])
 @bp.arguments(UnlockSchema)
 @bp.response(200, UnlockResponse)
 @bp.alt_response(409, schema=ErrorSchema, description="another owner holds the tab's lease (tab_locked)")
-def unlock(req: dict[str, Any], tab_id: str | None) -> Response:
+def unlock(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Release the owner's lease (a tab with no lease is unlocked already)."""
     t = tab(req.get("tabId"))
     released = state().guards.unlock(t.id, req["owner"])
-    return jsonify({"unlocked": True, "tabId": t.id, "released": released})
+    return {"unlocked": True, "tabId": t.id, "released": released}

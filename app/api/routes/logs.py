@@ -9,14 +9,12 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-from flask import Response, jsonify
-
 from cdp.tab import CONSOLE_RING
 
 from ...web.openapi import Blueprint, tab_route
-from ..responses import ClearedResponse, ConsoleResponse, ErrorsResponse
-from ..schemas import LogsQuerySchema, TabQuerySchema
+from ..contract import TabQuerySchema
 from .common import tab
+from .logs_contract import ClearedResponse, ConsoleResponse, ErrorsResponse, LogsQuerySchema
 
 bp = Blueprint("logs", __name__)
 
@@ -32,36 +30,36 @@ def _last(ring: collections.deque[dict[str, Any]], limit: int) -> list[dict[str,
 @tab_route(bp, "/console", methods=["GET"])
 @bp.arguments(LogsQuerySchema, location="query")
 @bp.response(200, ConsoleResponse)
-def console(req: dict[str, Any], tab_id: str | None) -> Response:
+def console(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """The page's console messages, oldest first (the last limit; 0 = all)."""
     target = tab(req.get("tabId"))
-    return jsonify({"tabId": target.id, "console": _last(target.console, req["limit"])})
+    return {"tabId": target.id, "console": _last(target.console, req["limit"])}
 
 
 @tab_route(bp, "/errors", methods=["GET"])
 @bp.arguments(LogsQuerySchema, location="query")
 @bp.response(200, ErrorsResponse)
-def errors(req: dict[str, Any], tab_id: str | None) -> Response:
+def errors(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """The page's uncaught exceptions and unhandled rejections, oldest first."""
     target = tab(req.get("tabId"))
-    return jsonify({"tabId": target.id, "errors": _last(target.errors, req["limit"])})
+    return {"tabId": target.id, "errors": _last(target.errors, req["limit"])}
 
 
 @tab_route(bp, "/console/clear", methods=["POST"])
 @bp.arguments(TabQuerySchema, location="query")
 @bp.response(200, ClearedResponse)
-def console_clear(req: dict[str, Any], tab_id: str | None) -> Response:
+def console_clear(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Forget the tab's console messages."""
     target = tab(req.get("tabId"))
     target.console.clear()
-    return jsonify({"success": True, "tabId": target.id})
+    return {"success": True, "tabId": target.id}
 
 
 @tab_route(bp, "/errors/clear", methods=["POST"])
 @bp.arguments(TabQuerySchema, location="query")
 @bp.response(200, ClearedResponse)
-def errors_clear(req: dict[str, Any], tab_id: str | None) -> Response:
+def errors_clear(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Forget the tab's errors."""
     target = tab(req.get("tabId"))
     target.errors.clear()
-    return jsonify({"success": True, "tabId": target.id})
+    return {"success": True, "tabId": target.id}

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, jsonify
-
 from ...web.errors import disabled
 from ...web.openapi import Blueprint, ErrorSchema
-from ..responses import MacroResponse
-from ..schemas import MacroSchema
 from .actions import run_batch
 from .common import before_reading, state
+from .macro_contract import MacroResponse, MacroSchema
 
 bp = Blueprint("macro", __name__)
 
@@ -30,8 +27,8 @@ def _enabled() -> None:
 @bp.arguments(MacroSchema)
 @bp.response(200, MacroResponse)
 @bp.alt_response(403, schema=ErrorSchema, description="macro is off unless security.allowMacro is set")
-def macro(req: dict[str, Any]) -> Response:
+def macro(req: dict[str, Any]) -> dict[str, Any]:
     """Run ``steps`` (action objects) in order; each is reported in its place."""
     out, _last = run_batch(req["steps"], req.get("tabId"), req.get("owner"), req["stopOnError"],
                            req.get("stepTimeout"))
-    return jsonify({"kind": "macro", **out})
+    return {"kind": "macro", **out}

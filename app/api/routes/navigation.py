@@ -5,8 +5,6 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from flask import Response, jsonify
-
 from cdp import navigation
 from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
 from cdp.tab import Tab
@@ -14,11 +12,11 @@ from cdp.tab import Tab
 from ...config.settings import InstanceDefaultsConfig
 from ...web.errors import APIError
 from ...web.openapi import Blueprint, tab_route
+from ...web.schemas import PageInfoResponse
 from .. import idpi_hooks
 from ..engines import check_engine
-from ..responses import PageInfoResponse
-from ..schemas import HistoryQuerySchema, NavigateSchema
 from .common import caller, check_url, on_tab, state, tab
+from .navigation_contract import HistoryQuerySchema, NavigateSchema
 
 bp = Blueprint("navigation", __name__)
 log = logging.getLogger(__name__)
@@ -32,7 +30,7 @@ LEAVE_S = 5.0   # leaving a page a refused redirect reached, at most
 @tab_route(bp, "/navigate", methods=["POST"])
 @bp.arguments(NavigateSchema)
 @bp.response(200, PageInfoResponse)
-def navigate(req: dict[str, Any], tab_id: str | None) -> Response:
+def navigate(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Open a URL in a tab (a new one for anonymous callers without tabId)."""
     return _navigate(req, tab_id)
 
@@ -40,7 +38,7 @@ def navigate(req: dict[str, Any], tab_id: str | None) -> Response:
 @tab_route(bp, "/navigate", methods=["GET"])
 @bp.arguments(NavigateSchema, location="query")
 @bp.response(200, PageInfoResponse)
-def navigate_by_query(req: dict[str, Any], tab_id: str | None) -> Response:
+def navigate_by_query(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """``POST /navigate`` with its fields in the query."""
     return _navigate(req, tab_id)
 
@@ -51,7 +49,7 @@ def blocked_kinds(req: dict[str, Any], defaults: InstanceDefaultsConfig) -> list
     return [kind for kind, on in asked.items() if (getattr(defaults, f"block_{kind}") if on is None else on)]
 
 
-def _navigate(req: dict[str, Any], tab_id: str | None) -> Response:
+def _navigate(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     url = check_url(req["url"])
     st, who = state(), caller()
     check_engine(st.config, req.get("browser"))
@@ -103,7 +101,7 @@ def _navigate(req: dict[str, Any], tab_id: str | None) -> Response:
             except (CDPError, CDPTimeout, BrowserGone, TargetClosed):
                 pass  # the browser went with it: nothing left to close
         raise
-    return jsonify({"tabId": target.id, **info})
+    return {"tabId": target.id, **info}
 
 
 def _leave(target: Tab) -> None:
@@ -114,7 +112,7 @@ def _leave(target: Tab) -> None:
         log.info("tab %s: could not leave the page a refused redirect reached: %s", target.id[:8], exc)
 
 
-def _history(req: dict[str, Any], step: Callable[[Tab, float], dict[str, Any]]) -> Response:
+def _history(req: dict[str, Any], step: Callable[[Tab, float], dict[str, Any]]) -> dict[str, Any]:
     target = tab(req.get("tabId"))
     timeout_s = state().config.timeouts.navigate_sec
 
@@ -126,13 +124,13 @@ def _history(req: dict[str, Any], step: Callable[[Tab, float], dict[str, Any]]) 
         return info
 
     info = on_tab(target, run, timeout_s + BANNER_S + 2)
-    return jsonify({"tabId": target.id, **info})
+    return {"tabId": target.id, **info}
 
 
 @tab_route(bp, "/back", methods=["POST"])
 @bp.arguments(HistoryQuerySchema, location="query")
 @bp.response(200, PageInfoResponse)
-def back(req: dict[str, Any], tab_id: str | None) -> Response:
+def back(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Go back in the tab's history."""
     return _history(req, lambda t, s: navigation.history_step(t, -1, s))
 
@@ -140,7 +138,7 @@ def back(req: dict[str, Any], tab_id: str | None) -> Response:
 @tab_route(bp, "/forward", methods=["POST"])
 @bp.arguments(HistoryQuerySchema, location="query")
 @bp.response(200, PageInfoResponse)
-def forward(req: dict[str, Any], tab_id: str | None) -> Response:
+def forward(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Go forward in the tab's history."""
     return _history(req, lambda t, s: navigation.history_step(t, 1, s))
 
@@ -148,6 +146,6 @@ def forward(req: dict[str, Any], tab_id: str | None) -> Response:
 @tab_route(bp, "/reload", methods=["POST"])
 @bp.arguments(HistoryQuerySchema, location="query")
 @bp.response(200, PageInfoResponse)
-def reload(req: dict[str, Any], tab_id: str | None) -> Response:
+def reload(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Reload the tab."""
     return _history(req, navigation.reload)

@@ -17,36 +17,48 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from flask import Flask, Response, current_app, jsonify
+from flask import Flask, Response, current_app
 from flask.blueprints import BlueprintSetupState
-from marshmallow import Schema, fields, validate
 
 from cdp import intercept
 from cdp.errors import CDPError, CDPTimeout
 from cdp.network import broken
 from cdp.tab import Tab
 
+from ...sockets import limiter
 from ...web import files
-from ...web.errors import BadRequest, NotFound, Unavailable, disabled
+from ...web.errors import BadRequest, NotFound, disabled
 from ...web.openapi import TEXT, Blueprint, ErrorSchema, tab_route
 from .. import har
-from ..schemas import MAX_COUNT, Loose, TabIdMixin, TabQuerySchema
+from ..contract import OneOf, TabQuerySchema
 from .common import before_reading, on_tab, state, tab
+from .network_contract import (
+    HarResponse,
+    NetworkClearedResponse,
+    NetworkClearQuerySchema,
+    NetworkDetailQuerySchema,
+    NetworkDetailResponse,
+    NetworkExportQuerySchema,
+    NetworkExportStreamQuerySchema,
+    NetworkFilterSchema,
+    NetworkQuerySchema,
+    NetworkResponse,
+    RouteSchema,
+    RoutesResponse,
+    SavedExportResponse,
+    UnrouteQuerySchema,
+)
 
 bp = Blueprint("network", __name__)
 
 HEARTBEAT_S = 15.0
 MAX_STREAM_S = 30 * 60.0
 SHUTDOWN_CHECK_S = 0.5  # a stream notices a shutdown (or its tab closing) within this
-BODY_WAIT_S = 2.0       # a body Chrome is still handing over is waited for this long (default of timeoutMs)
-MAX_BODY_WAIT_MS = 30_000
-BODY_MODES = ("auto", "retained-preferred", "retained-only", "live-only")
 # fetch() and XMLHttpRequest are one kind to a caller: the original's clients ask type=xhr for both.
 SCRIPT_REQUESTS = frozenset({"xhr", "fetch"})
 MAX_EXPORT_BODY = 10 * 1024 * 1024
 MAX_STREAM_ENTRIES = 10_000  # a streamed export ends (and is written) at this many entries
 _STOPPING = "pinchtab.network_streams_stopping"
-_STATUS = r"^([1-5]xx|[1-5][0-9]{2}|[1-5][0-9]{2}-[1-5][0-9]{2})$"
 
 
 @bp.record_once
@@ -56,15 +68,7 @@ def _end_streams_on_shutdown(setup: BlueprintSetupState) -> None:
     app.extensions.setdefault("pinchtab.on_shutdown", []).append(stopping.set)
 
 
-# --- what the routes take ------------------------------------------------------------------------
-def _format_field() -> fields.String:
-    """``format``: checked by the view (:func:`_export_format`), so that another name is answered with
-    the original's ``unknown_format`` and the list of formats."""
-    return fields.String(load_default="har", metadata={
-        "enum": list(har.FORMATS), "description": "har (a HAR 1.2 document) or ndjson (one HAR entry a line); "
-                                                  "another name: 400 unknown_format with the available list"})
-
-
+# --- export formats (what the routes take and answer: network_contract.py) ---------------------------
 def _export_format(name: str) -> str:
     """``name`` as a known export format (any case); raises 400 ``unknown_format`` listing them."""
     fmt = name.strip().lower()
@@ -72,155 +76,6 @@ def _export_format(name: str) -> str:
         raise BadRequest(f"unknown export format {name[:40]!r}; available: {', '.join(har.FORMATS)}",
                          code="unknown_format", details={"field": "format"}, available=list(har.FORMATS))
     return fmt
-
-
-class NetworkFilterSchema(Loose, TabIdMixin):
-    filter = fields.String(load_default="", metadata={"description": "a substring of the URL"})
-    method = fields.String(load_default="", validate=validate.Length(max=16))
-    status = fields.String(load_default="", validate=validate.Regexp(_STATUS, error="status: 404, 4xx or 400-499"),
-                           metadata={"description": "a status (404), a class (4xx) or a range (400-499)"})
-    type = fields.String(load_default="", validate=validate.Length(max=64),
-                         metadata={"description": "resource type, any case: document, xhr, fetch, image, ... "
-                                                  "(xhr and fetch each match both)"})
-
-
-class NetworkQuerySchema(NetworkFilterSchema):
-    limit = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_COUNT),
-                           metadata={"description": "the last N entries (0: all)"})
-    bufferSize = fields.Integer(validate=validate.Range(min=1, max=10000), metadata={
-        "description": "accepted for compatibility: capture starts with each tab, sized by server.networkBufferSize"})
-    broken = fields.Boolean(load_default=False,
-                            metadata={"description": "only responses of 400 and above and failed loads, short"})
-
-
-class NetworkDetailQuerySchema(Loose, TabIdMixin):
-    body = fields.Boolean(load_default=False, metadata={"description": "include the retained response body"})
-    bodyMode = fields.String(load_default="auto", validate=validate.OneOf(BODY_MODES), metadata={
-        "description": "accepted for the original's clients: bodies here are the retained ones "
-                       "(server.retainNetworkBodies), never fetched again from the page"})
-    timeoutMs = fields.Integer(load_default=int(BODY_WAIT_S * 1000),
-                               validate=validate.Range(min=0, max=MAX_BODY_WAIT_MS),
-                               metadata={"description": "how long to wait for a body still being retained"})
-
-
-class NetworkExportQuerySchema(NetworkQuerySchema):
-    body = fields.Boolean(load_default=False, metadata={"description": "include response bodies"})
-    redact = fields.Boolean(load_default=True,
-                            metadata={"description": "false: keep cookies and authorization headers"})
-    format = _format_field()
-    output = fields.String(load_default="", validate=validate.OneOf(("", "json", "file")))
-    path = fields.String(load_default="", metadata={"description": "with output=file: where, in the state dir"})
-
-
-class NetworkExportStreamQuerySchema(NetworkFilterSchema):
-    path = fields.String(required=True, validate=validate.Length(min=1),
-                         error_messages={"required": "path required for streaming export"},
-                         metadata={"description": "where the HAR is written, in the state dir"})
-    body = fields.Boolean(load_default=False)
-    redact = fields.Boolean(load_default=True)
-    format = _format_field()
-
-
-class NetworkClearQuerySchema(Loose):
-    tabId = fields.String(validate=validate.Length(min=1), metadata={"description": "this tab only (default: all)"})
-
-
-class RouteSchema(Loose, TabIdMixin):
-    pattern = fields.String(required=True, validate=validate.Length(min=1, max=intercept.MAX_PATTERN),
-                            error_messages={"required": "pattern required"},
-                            metadata={"description": "URL glob (* any characters, ? one); no wildcard: substring"})
-    action = fields.String(load_default="continue", validate=validate.OneOf(intercept.ACTIONS))
-    body = fields.String(load_default="", validate=validate.Length(max=intercept.MAX_FULFILL_BODY),
-                         metadata={"description": "fulfill: the response body"})
-    contentType = fields.String(load_default="", validate=validate.Length(max=256),
-                                metadata={"description": "fulfill: one of the types a browser never runs "
-                                                         "(default application/json)"})
-    status = fields.Integer(load_default=0, validate=validate.Range(min=0, max=599),
-                            metadata={"description": "fulfill: 100-599 (default 200)"})
-    resourceType = fields.String(load_default="", validate=validate.Length(max=64),
-                                 metadata={"description": "only requests of this type (document, xhr, image, ...)"})
-    method = fields.String(load_default="", validate=validate.Length(max=16),
-                           metadata={"description": "only requests of this HTTP method"})
-    headers = fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=256)),
-                          values=fields.String(validate=validate.Length(max=8192)), load_default=dict,
-                          metadata={"description": "continue: request headers to set; fulfill: response headers"})
-
-
-class UnrouteQuerySchema(Loose, TabIdMixin):
-    pattern = fields.String(load_default="", metadata={"description": "the rule to remove (default: all)"})
-
-
-# --- what they answer ----------------------------------------------------------------------------
-class NetworkEntrySchema(Loose):
-    requestId = fields.String(required=True)
-    url = fields.String(required=True)
-    method = fields.String(required=True)
-    status = fields.Integer(required=True)
-    statusText = fields.String(required=True)
-    resourceType = fields.String(required=True)
-    requestHeaders = fields.Dict(required=True)
-    responseHeaders = fields.Dict(required=True)
-    mimeType = fields.String(required=True)
-    startTime = fields.String(required=True)
-    endTime = fields.String(allow_none=True)
-    duration = fields.Float(allow_none=True, metadata={"description": "ms"})
-    size = fields.Integer(required=True, metadata={"description": "bytes received"})
-    error = fields.String(required=True)
-    finished = fields.Boolean(required=True)
-    failed = fields.Boolean(required=True)
-
-
-class NetworkResponse(Schema):
-    entries = fields.List(fields.Nested(NetworkEntrySchema))
-    items = fields.List(fields.Nested(NetworkEntrySchema), metadata={"description": "the same as entries"})
-    broken = fields.List(fields.Dict(), metadata={"description": "with broken=true: {url, resourceType, "
-                                                                 "statusCode, error?}"})
-    count = fields.Integer(required=True)
-    tabId = fields.String(required=True)
-
-
-class NetworkDetailResponse(Schema):
-    entry = fields.Nested(NetworkEntrySchema, required=True)
-    tabId = fields.String(required=True)
-    bodyRetained = fields.Boolean()
-    bodySource = fields.String(metadata={"enum": ["retained"], "description": "where responseBody came from"})
-    responseBody = fields.String()
-    base64Encoded = fields.Boolean()
-    bodyTruncated = fields.Boolean(metadata={"description": "cut at server.retainNetworkBodyMaxBytes"})
-    bodyPending = fields.Boolean()
-    bodyNote = fields.String(metadata={"description": "why there is no body, or that it was cut"})
-
-
-class NetworkClearedResponse(Schema):
-    cleared = fields.Boolean(required=True)
-    tabId = fields.String()
-    all = fields.Boolean()
-
-
-class SavedExportResponse(Schema):
-    path = fields.String(required=True)
-    size = fields.Integer(required=True)
-    format = fields.String(required=True)
-    timestamp = fields.String(required=True)
-    entries = fields.Integer(required=True)
-
-
-class RuleSchema(Schema):
-    pattern = fields.String(required=True)
-    action = fields.String(required=True)
-    body = fields.String()
-    contentType = fields.String()
-    status = fields.Integer()
-    resourceType = fields.String()
-    method = fields.String()
-    headers = fields.Dict()
-
-
-class RoutesResponse(Schema):
-    ok = fields.Boolean()
-    tabId = fields.String(required=True)
-    removed = fields.Integer()
-    rules = fields.List(fields.Nested(RuleSchema), required=True)
 
 
 # --- capture ---------------------------------------------------------------------------------------
@@ -249,20 +104,20 @@ def _limited(entries: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
 @tab_route(bp, "/network", methods=["GET"])
 @bp.arguments(NetworkQuerySchema, location="query")
 @bp.response(200, NetworkResponse)
-def network(req: dict[str, Any], tab_id: str | None) -> Response:
+def network(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """The tab's requests since it opened (the last server.networkBufferSize), oldest first."""
     target = tab(req.get("tabId"))
     entries = _limited(target.network.entries(_matcher(req)), req["limit"])
     if req["broken"]:
         found = broken(entries)
-        return jsonify({"broken": found, "count": len(found), "tabId": target.id})
-    return jsonify({"entries": entries, "items": entries, "count": len(entries), "tabId": target.id})
+        return {"broken": found, "count": len(found), "tabId": target.id}
+    return {"entries": entries, "items": entries, "count": len(entries), "tabId": target.id}
 
 
 @tab_route(bp, "/network/<request_id>", methods=["GET"])
 @bp.arguments(NetworkDetailQuerySchema, location="query")
 @bp.response(200, NetworkDetailResponse)
-def network_entry(req: dict[str, Any], request_id: str, tab_id: str | None) -> Response:
+def network_entry(req: dict[str, Any], request_id: str, tab_id: str | None) -> dict[str, Any]:
     """One request in full; with body=true, its response body when server.retainNetworkBodies keeps them
     (one still being kept is waited for, up to timeoutMs)."""
     target = tab(req.get("tabId"))
@@ -273,21 +128,21 @@ def network_entry(req: dict[str, Any], request_id: str, tab_id: str | None) -> R
     entry, body = found
     if body.get("bodyRetained"):
         body["bodySource"] = "retained"
-    return jsonify({"entry": entry, "tabId": target.id, **body})
+    return {"entry": entry, "tabId": target.id, **body}
 
 
 @bp.post("/network/clear")
 @bp.arguments(NetworkClearQuerySchema, location="query")
 @bp.response(200, NetworkClearedResponse)
-def network_clear(req: dict[str, Any]) -> Response:
+def network_clear(req: dict[str, Any]) -> dict[str, Any]:
     """Forget the captured requests of one tab (tabId), or of every tab."""
     if req.get("tabId"):
         target = tab(req["tabId"])
         target.network.clear()
-        return jsonify({"cleared": True, "tabId": target.id})
+        return {"cleared": True, "tabId": target.id}
     for t in state().ensure().attached_tabs():
         t.network.clear()
-    return jsonify({"cleared": True, "all": True})
+    return {"cleared": True, "all": True}
 
 
 # --- streams ------------------------------------------------------------------------------------------
@@ -299,11 +154,8 @@ def _stream(target: Tab, keep: Callable[[dict[str, Any]], bool],
             on_entry: Callable[[dict[str, Any]], Iterator[str]], on_end: Callable[[str], Iterator[str]]) -> Response:
     """A text/event-stream of the tab's newly finished requests that ``keep`` keeps, under the
     connection cap; ``on_end(reason)`` says the last words (shutdown, tab_closed, max_duration)."""
-    hub = current_app.extensions["pinchtab.debug"]
     stopping: threading.Event = current_app.extensions[_STOPPING]
-    if not hub.acquire_slot():
-        raise Unavailable("too many long-lived connections (debug.maxConnections); try again later",
-                          code="too_many_connections", headers={"Retry-After": "5"})
+    hold = limiter.current().acquire()
     sub = target.network.subscribe()
 
     def events() -> Iterator[str]:
@@ -331,7 +183,7 @@ def _stream(target: Tab, keep: Callable[[dict[str, Any]], bool],
 
     def release() -> None:
         target.network.unsubscribe(sub)
-        hub.release_slot()
+        hold.release()
 
     resp = Response(events(), mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
@@ -388,10 +240,9 @@ def _har_entries(target: Tab, entries: list[dict[str, Any]], *, with_bodies: boo
 @bp.arguments(NetworkExportQuerySchema, location="query")
 @bp.alt_response(200, content_type="application/x-ndjson", schema=TEXT,
                  description="format=ndjson: one HAR entry a line")
-@bp.response(200, {"anyOf": [{"type": "object", "required": ["log"], "properties": {"log": {"type": "object"}}},
-                             SavedExportResponse]},
+@bp.response(200, OneOf(HarResponse, SavedExportResponse),
              description="HAR 1.2 ({log: {version, creator, pages, entries}}), or where it was written (output=file)")
-def network_export(req: dict[str, Any], tab_id: str | None) -> Response:
+def network_export(req: dict[str, Any], tab_id: str | None) -> Response | dict[str, Any]:
     """The tab's captured requests as a HAR 1.2 document or as NDJSON (format=ndjson: one HAR entry a
     line), credentials redacted unless redact=false; with output=file, written to the state dir."""
     fmt = _export_format(req["format"])
@@ -409,10 +260,10 @@ def network_export(req: dict[str, Any], tab_id: str | None) -> Response:
     else:
         doc = har.document(converted)
         if target_file is None:
-            return jsonify(doc)
+            return doc
         data = json.dumps(doc, ensure_ascii=False).encode()
     size = files.write_atomic(target_file, data, what=f"the {fmt.upper()} export")
-    return jsonify({**files.saved(target_file, size, fmt), "entries": len(entries)})
+    return {**files.saved(target_file, size, fmt), "entries": len(entries)}
 
 
 @tab_route(bp, "/network/export/stream", methods=["GET"])
@@ -458,8 +309,8 @@ def _intercept_enabled() -> None:
         raise disabled("network_intercept", "security.allowNetworkIntercept")
 
 
-def _routes_answer(target: Tab, **extra: Any) -> Response:
-    return jsonify({**extra, "tabId": target.id, "rules": [r.to_dict() for r in target.intercept.rules]})
+def _routes_answer(target: Tab, **extra: Any) -> dict[str, Any]:
+    return {**extra, "tabId": target.id, "rules": [r.to_dict() for r in target.intercept.rules]}
 
 
 _GATE = {"description": "interception is off unless security.allowNetworkIntercept is set"}
@@ -470,7 +321,7 @@ _GATE = {"description": "interception is off unless security.allowNetworkInterce
 @bp.arguments(TabQuerySchema, location="query")
 @bp.response(200, RoutesResponse)
 @bp.alt_response(403, schema=ErrorSchema, **_GATE)
-def routes_list(req: dict[str, Any], tab_id: str | None) -> Response:
+def routes_list(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """The tab's interception rules, in the order they are tried."""
     return _routes_answer(tab(req.get("tabId")))
 
@@ -481,7 +332,7 @@ def routes_list(req: dict[str, Any], tab_id: str | None) -> Response:
 @bp.arguments(RouteSchema)
 @bp.response(200, RoutesResponse)
 @bp.alt_response(403, schema=ErrorSchema, **_GATE)
-def route_add(query: dict[str, Any], req: dict[str, Any], tab_id: str | None) -> Response:
+def route_add(query: dict[str, Any], req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Install a rule (replacing the rule of the same pattern): continue (with headers), abort or fulfill."""
     target = tab(req.get("tabId") or query.get("tabId"))
     try:
@@ -501,7 +352,7 @@ def route_add(query: dict[str, Any], req: dict[str, Any], tab_id: str | None) ->
 @bp.arguments(UnrouteQuerySchema, location="json", required=False)
 @bp.response(200, RoutesResponse)
 @bp.alt_response(403, schema=ErrorSchema, **_GATE)
-def route_remove(query: dict[str, Any], body: dict[str, Any], tab_id: str | None) -> Response:
+def route_remove(query: dict[str, Any], body: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Remove the rules of a pattern, or every rule of the tab (404 when it has none). ``pattern``
     and ``tabId`` may come in the query or, as the original's clients send them, in a JSON body."""
     target = tab(query.get("tabId") or body.get("tabId"))

@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, Response, current_app, jsonify
+from flask import Flask, current_app
 from flask.blueprints import BlueprintSetupState
 
 from cdp.recorder import Recording, RecordingError
@@ -23,9 +23,14 @@ from cdp.recorder import Recording, RecordingError
 from ...web.errors import APIError, BadRequest, Conflict, StorageError, disabled
 from ...web.files import output_file, stamp, write_atomic
 from ...web.openapi import Blueprint, ErrorSchema
-from ..responses import RecordStartResponse, RecordStatusResponse, RecordStopResponse
-from ..schemas import RecordStartSchema, RecordStopSchema
 from .common import before_reading, caller, state, tab
+from .record_contract import (
+    RecordStartResponse,
+    RecordStartSchema,
+    RecordStatusResponse,
+    RecordStopResponse,
+    RecordStopSchema,
+)
 
 bp = Blueprint("record", __name__)
 log = logging.getLogger(__name__)
@@ -160,7 +165,7 @@ def _file_for(name: str, fmt: str) -> Path:
 @bp.alt_response(403, schema=ErrorSchema, description="recording is off unless security.allowScreencast is set")
 @bp.alt_response(409, schema=ErrorSchema,
                  description="a recording is already running, or the last one's file is still being made")
-def record_start(req: dict[str, Any]) -> Response:
+def record_start(req: dict[str, Any]) -> dict[str, Any]:
     """Start recording a tab (webm or gif) at up to ``fps`` frames a second, ``scale`` of its size."""
     path = _file_for(req["file"].strip(), req["format"])
     target = tab(req.get("tabId"))
@@ -168,8 +173,8 @@ def record_start(req: dict[str, Any]) -> Response:
     rec = Recording(browser, target, fmt=req["format"], fps=req["fps"], quality=req["quality"], scale=req["scale"],
                     timeout_s=state().config.timeouts.action_sec)
     recorder().start(rec, path)
-    return jsonify({"status": "recording", "tabId": target.id, "format": rec.format, "fps": rec.fps,
-                    "quality": rec.quality, "scale": rec.scale})
+    return {"status": "recording", "tabId": target.id, "format": rec.format, "fps": rec.fps,
+            "quality": rec.quality, "scale": rec.scale}
 
 
 @bp.route("/record/stop", methods=["POST"])
@@ -180,17 +185,17 @@ def record_start(req: dict[str, Any]) -> Response:
 @bp.alt_response(400, schema=ErrorSchema,
                  description="no recording is running (not_recording), or its file is still being made "
                              "(recording_encoding)")
-def record_stop(req: dict[str, Any]) -> Response:
+def record_stop(req: dict[str, Any]) -> dict[str, Any]:
     """Stop the recording: its file is made in the background under the state dir (status encoding;
     GET /record/status says finished once it is written). discard=true: drop it, make nothing."""
-    return jsonify(recorder().stop(req["discard"]))
+    return recorder().stop(req["discard"])
 
 
 @bp.route("/record/status", methods=["GET"])
 @before_reading(enabled)
 @bp.response(200, RecordStatusResponse)
 @bp.alt_response(403, schema=ErrorSchema, description="recording is off unless security.allowScreencast is set")
-def record_status() -> Response:
+def record_status() -> dict[str, Any]:
     """Whether a recording runs (recording), its file is being made (encoding), or how the last one
     ended (finished with its path and size, or failed); idle when none ran since the last discard."""
-    return jsonify(recorder().status())
+    return recorder().status()

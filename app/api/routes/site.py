@@ -2,12 +2,12 @@
 POST /audit and POST /scrape (the last two also as a stream of progress events: ``app.api.progress``)."""
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import Any
 
-from flask import Flask, Response, current_app, g, jsonify, request
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+from flask import Flask, Response, current_app, g, request
 
 from cdp import page_metrics
 from cdp.navigation import page_info
@@ -19,165 +19,27 @@ from ...web.openapi import TEXT, Blueprint, tab_route
 from .. import audit_plan, progress, site_audit
 from .. import scrape as scraping
 from ..engines import check_engine
-from ..schemas import Loose, Strict, TabIdMixin
 from .common import check_url, on_tab, state, tab
+from .site_contract import (
+    A11yAuditResponse,
+    AuditPageSchema,
+    AuditReportResponse,
+    AuditSchema,
+    MetricsResponse,
+    PageAuditResponse,
+    ScrapeReportResponse,
+    ScrapeSchema,
+    SiteTabQuerySchema,
+    TimingResponse,
+)
 
 bp = Blueprint("site", __name__)
+log = logging.getLogger(__name__)
 
-MAX_AUDIT_URLS = 50
 _STREAMED = ("with Accept: text/event-stream, Server-Sent Events instead: event: progress, data: {done, total, "
              "url, errors} as pages finish (total: the pages known so far); then event: result, data: the report "
              "(this route's JSON answer), or event: error, data: {error, code} when the run failed after the "
              "stream began")
-_URL = fields.String(required=True, validate=validate.Length(min=1, max=8192),
-                     error_messages={"required": "url required"})
-
-
-# --- requests ------------------------------------------------------------------------------------
-class AuditOptionsSchema(Strict):
-    """Which collectors run (all by default)."""
-
-    screenshot = fields.Boolean(load_default=True)
-    network = fields.Boolean(load_default=True)
-    console = fields.Boolean(load_default=True)
-    a11y = fields.Boolean(load_default=True)
-    timing = fields.Boolean(load_default=True)
-    elements = fields.Boolean(load_default=True)
-    security = fields.Boolean(load_default=True, metadata={
-        "description": "rule-based security findings (insecure password forms, mixed content, ...)"})
-
-
-class AuditPageSchema(Loose):
-    url = _URL
-    options = fields.Nested(AuditOptionsSchema, load_default=lambda: AuditOptionsSchema().load({}))
-
-
-class AuditSchema(Loose):
-    urls = fields.List(fields.String(validate=validate.Length(min=1, max=8192)),
-                       validate=validate.Length(min=1, max=MAX_AUDIT_URLS))
-    sitemapUrl = fields.String(validate=validate.Length(min=1, max=8192))
-    seaportalResults = fields.Raw(metadata={"description": "a SeaPortal results file's content: a JSON array of its "
-                                                           "per-page results; pages whose profile.browserRecommended "
-                                                           "is false are reported from it without a browser"})
-    seaportalFile = fields.String(validate=validate.Length(max=4096),
-                                  metadata={"description": "where the caller read seaportalResults from; only echoed "
-                                                           "in the report's input"})
-    enrichAll = fields.Boolean(load_default=False,
-                               metadata={"description": "audit every SeaPortal page in the browser"})
-    sampleSize = fields.Integer(load_default=0, validate=validate.Range(min=0, max=1000),
-                                metadata={"description": "at most this many pages of each template group (URLs that "
-                                                         "differ only in digits); 0: all"})
-    maxPages = fields.Integer(load_default=20, validate=validate.Range(min=1, max=MAX_AUDIT_URLS))
-    concurrency = fields.Integer(load_default=2, validate=validate.Range(min=1, max=4))
-    options = fields.Nested(AuditOptionsSchema, load_default=lambda: AuditOptionsSchema().load({}))
-
-    @validates_schema
-    def _a_source(self, data: dict[str, Any], **kwargs: Any) -> None:
-        if not data.get("urls") and not data.get("sitemapUrl") and data.get("seaportalResults") is None:
-            raise ValidationError("urls, sitemapUrl, or seaportalResults required", "urls")
-
-
-class ScrapeSchema(Loose):
-    url = _URL
-    maxPages = fields.Integer(load_default=10, validate=validate.Range(min=1, max=100))
-    maxPerPattern = fields.Integer(load_default=0, validate=validate.Range(min=0, max=100))
-    include = fields.List(fields.String(validate=validate.Length(min=1, max=500)), load_default=list,
-                          validate=validate.Length(max=50))
-    exclude = fields.List(fields.String(validate=validate.Length(min=1, max=500)), load_default=list,
-                          validate=validate.Length(max=50))
-    only = fields.List(fields.String(validate=validate.Length(min=1, max=8192)), load_default=list,
-                       validate=validate.Length(max=100))
-    concurrency = fields.Integer(load_default=2, validate=validate.Range(min=1, max=4))
-    preview = fields.Boolean(load_default=False, metadata={
-        "description": "an outline: routing verdicts, charCount and a snippet per page; no rendering, no Markdown"})
-    enrichAll = fields.Boolean(load_default=False, metadata={
-        "description": "render every page in the browser (but 404s), whatever its verdict"})
-    noBrowser = fields.Boolean(load_default=False, metadata={
-        "description": "HTTP only: the verdicts are recorded, nothing is rendered"})
-    timeoutSeconds = fields.Integer(load_default=120, validate=validate.Range(min=5, max=600))
-    browser = fields.String(validate=validate.Length(max=64))
-
-
-class SiteTabQuerySchema(Loose, TabIdMixin):
-    pass
-
-
-# --- answers -------------------------------------------------------------------------------------
-class TimingResponse(Schema):
-    tabId = fields.String()
-    url = fields.String()
-    ttfbMs = fields.Float()
-    fcpMs = fields.Float()
-    lcpMs = fields.Float()
-    cls = fields.Float()
-    domContentLoadedMs = fields.Float()
-    loadMs = fields.Float()
-    resourceCount = fields.Integer()
-    transferSizeBytes = fields.Integer()
-
-
-class MetricsResponse(Schema):
-    tabId = fields.String()
-    metrics = fields.Dict(metadata={"description": "the server's request counters, or the tab's renderer counters"})
-    memory = fields.Dict(metadata={"description": "memoryMB (the browser's processes), jsHeapUsedMB, jsHeapTotalMB"})
-
-
-class A11yFinding(Schema):
-    rule = fields.String()
-    severity = fields.String()
-    count = fields.Integer()
-    samples = fields.List(fields.String())
-
-
-class A11yAuditResponse(Schema):
-    tabId = fields.String()
-    url = fields.String()
-    score = fields.Integer(metadata={"description": "0-100; a page with no findings scores 100"})
-    findings = fields.List(fields.Nested(A11yFinding))
-
-
-class PageAuditResponse(Schema):
-    url = fields.String()
-    title = fields.String()
-    statusCode = fields.Integer()
-    error = fields.String()
-    screenshot = fields.String(metadata={"description": "PNG, base64"})
-    accessibilityScore = fields.Integer()
-    a11yFindings = fields.List(fields.Nested(A11yFinding))
-    consoleLogs = fields.List(fields.Dict())
-    networkRequests = fields.List(fields.Dict())
-    brokenAssets = fields.List(fields.Dict())
-    interactiveElements = fields.List(fields.Dict())
-    timingMetrics = fields.Dict()
-    securityFindings = fields.List(fields.Nested(lambda: SecurityFinding()))
-
-
-class SecurityFinding(Schema):
-    ruleId = fields.String()
-    severity = fields.String(metadata={"description": "info, low, medium, high or critical"})
-    detail = fields.String()
-    url = fields.String()
-
-
-class AuditReportResponse(Schema):
-    schemaVersion = fields.String()
-    generatedAt = fields.String()
-    input = fields.Dict(metadata={"description": "urls, sitemapUrl, or seaportalFormat (+ seaportalFile)"})
-    options = fields.Dict(metadata={"description": "sampleSize, screenshot, networkMonitor, concurrency (those set)"})
-    pages = fields.List(fields.Dict(), metadata={"description": "url, title, error, screenshot, securityFindings, "
-                                                               "seaportal, browser{...}"})
-    summaryScore = fields.Integer(metadata={"description": "mean accessibility score of the pages audited"})
-    securityFindings = fields.List(fields.Nested(SecurityFinding))
-
-
-class ScrapeReportResponse(Schema):
-    schemaVersion = fields.String()
-    generatedAt = fields.String()
-    input = fields.Dict()
-    site = fields.Dict()
-    pageGroups = fields.List(fields.Dict())
-    pages = fields.List(fields.Dict())
-    summary = fields.Dict()
 
 
 # --- the request counters behind GET /metrics ------------------------------------------------------
@@ -222,11 +84,11 @@ def register_counters(app: Flask) -> None:
 @tab_route(bp, "/timing", methods=["GET"])
 @bp.arguments(SiteTabQuerySchema, location="query")
 @bp.response(200, TimingResponse)
-def timing(req: dict[str, Any], tab_id: str | None) -> Response:
+def timing(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Navigation timing and Core Web Vitals (TTFB, FCP, LCP, CLS) of the tab's page, in ms."""
     target = tab(req.get("tabId"))
     figures, info = on_tab(target, lambda t: (page_metrics.timing(t), page_info(t)))
-    return jsonify({"tabId": target.id, "url": info["url"], **figures})
+    return {"tabId": target.id, "url": info["url"], **figures}
 
 
 def _memory(tabs: list[Tab]) -> dict[str, Any]:
@@ -237,6 +99,7 @@ def _memory(tabs: list[Tab]) -> dict[str, Any]:
         try:
             heaps.append(on_tab(t, page_metrics.counters, 5.0))
         except Exception:  # a tab busy or closing: its heap is left out of the sum
+            log.debug("tab %s: no heap figures", t.id[:8], exc_info=True)
             continue
     return {**memory, **page_metrics.heap_mb(heaps)}
 
@@ -244,48 +107,48 @@ def _memory(tabs: list[Tab]) -> dict[str, Any]:
 @tab_route(bp, "/metrics", methods=["GET"])
 @bp.arguments(SiteTabQuerySchema, location="query")
 @bp.response(200, MetricsResponse)
-def metrics(req: dict[str, Any], tab_id: str | None) -> Response:
+def metrics(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Runtime figures: the server's request counters and the browser's memory; with a tab, that
     tab's renderer counters (DOM nodes, listeners, layouts, JS heap) and the same memory."""
     if req.get("tabId"):
         target = tab(req["tabId"])
-        return jsonify({"tabId": target.id, "metrics": on_tab(target, page_metrics.counters),
-                        "memory": _memory([target])})
+        return {"tabId": target.id, "metrics": on_tab(target, page_metrics.counters),
+                "memory": _memory([target])}
     st = state()
     browser = st.ensure()
     ours = browser.attached_tabs()
     counters = current_app.extensions["pinchtab.requests"].view()
-    return jsonify({"metrics": {**counters, "tabs": len(browser.pages())}, "memory": _memory(ours)})
+    return {"metrics": {**counters, "tabs": len(browser.pages())}, "memory": _memory(ours)}
 
 
 @tab_route(bp, "/a11y/audit", methods=["GET"])
 @bp.arguments(SiteTabQuerySchema, location="query")
 @bp.response(200, A11yAuditResponse)
-def a11y_audit(req: dict[str, Any], tab_id: str | None) -> Response:
+def a11y_audit(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Accessibility findings of the tab's page (missing alt text and labels, empty links and
     buttons, language, title, duplicate ids), each with a count and samples, and a 0-100 score."""
     target = tab(req.get("tabId"))
     report, info = on_tab(target, lambda t: (page_metrics.a11y_audit(t), page_info(t)))
-    return jsonify({"tabId": target.id, "url": info["url"], **report})
+    return {"tabId": target.id, "url": info["url"], **report}
 
 
 @bp.route("/audit/page", methods=["POST"])
 @bp.arguments(AuditPageSchema)
 @bp.response(200, PageAuditResponse)
-def audit_page(req: dict[str, Any]) -> Response:
+def audit_page(req: dict[str, Any]) -> dict[str, Any]:
     """Audit one page in a tab of its own: broken assets, console, accessibility, timing,
     interactive elements and a screenshot. A page that cannot load is an entry with ``error``."""
     url = check_url(req["url"])
     st = state()
     st.ensure()
-    return jsonify(site_audit.audit_page(st, url, req["options"]))
+    return site_audit.audit_page(st, url, req["options"])
 
 
 @bp.route("/audit", methods=["POST"])
 @bp.arguments(AuditSchema)
 @bp.alt_response(200, content_type=progress.EVENT_STREAM, schema=TEXT, description=_STREAMED)
 @bp.response(200, AuditReportResponse)
-def audit(req: dict[str, Any]) -> Response:
+def audit(req: dict[str, Any]) -> Response | dict[str, Any]:
     """Audit several pages into one report: ``urls``, the pages a ``sitemapUrl`` lists (up to
     ``maxPages``), or a SeaPortal report's pages (``seaportalResults``: those it says need a browser,
     every one with ``enrichAll``); ``sampleSize`` keeps at most that many pages of each template
@@ -308,7 +171,7 @@ def audit(req: dict[str, Any]) -> Response:
 
     if progress.wants_stream(request):
         return progress.stream_run(run, name="audit")
-    return jsonify(run())
+    return run()
 
 
 def _audit_plan(req: dict[str, Any]) -> tuple[list[site_audit.PlannedPage], dict[str, Any]]:
@@ -358,7 +221,7 @@ def _audit_plan(req: dict[str, Any]) -> tuple[list[site_audit.PlannedPage], dict
 @bp.arguments(ScrapeSchema)
 @bp.alt_response(200, content_type=progress.EVENT_STREAM, schema=TEXT, description=_STREAMED)
 @bp.response(200, ScrapeReportResponse)
-def scrape(req: dict[str, Any]) -> Response:
+def scrape(req: dict[str, Any]) -> Response | dict[str, Any]:
     """Crawl a site from ``url`` (same origin, ``maxPages``, include/exclude path globs) and keep
     each page as Markdown with its title, meta tags, JSON-LD and link counts. HTTP first: a page
     goes to the browser only when its verdict says so (``browserRecommended``, ``browserReasons``;
@@ -376,4 +239,4 @@ def scrape(req: dict[str, Any]) -> Response:
     st.ensure()
     if progress.wants_stream(request):
         return progress.stream_run(lambda follow: scraping.scrape(st, req, policy, follow), name="scrape")
-    return jsonify(scraping.scrape(st, req, policy))
+    return scraping.scrape(st, req, policy)

@@ -17,8 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from flask import Response, jsonify
-
 from cdp import storage
 from cdp.cookies import all_cookies, restore_cookies
 from cdp.navigation import page_info
@@ -30,17 +28,21 @@ from ...web.errors import APIError, BadRequest, NotFound, disabled
 from ...web.files import contained, entries, inside, read_contained, stamp, write_atomic
 from ...web.openapi import Blueprint, ErrorSchema
 from .. import state_cipher
-from ..responses import (
+from ..contract import TabQuerySchema
+from .common import before_reading, on_tab, state, tab
+from .state_contract import (
     LiveStateResponse,
     StateCleanedResponse,
+    StateCleanSchema,
     StateDeletedResponse,
     StateListResponse,
     StateLoadedResponse,
+    StateLoadSchema,
+    StateNameQuerySchema,
     StateRecordResponse,
     StateSavedResponse,
+    StateSaveSchema,
 )
-from ..schemas import StateCleanSchema, StateLoadSchema, StateNameQuerySchema, StateSaveSchema, TabQuerySchema
-from .common import before_reading, on_tab, state, tab
 
 bp = Blueprint("state", __name__)
 
@@ -162,7 +164,7 @@ def _opened(path: Path, record: dict[str, Any]) -> dict[str, Any]:
 @bp.arguments(StateSaveSchema, required=False)
 @bp.response(200, StateSavedResponse)
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
-def save(req: dict[str, Any]) -> Response:
+def save(req: dict[str, Any]) -> dict[str, Any]:
     """Save cookies and the current origin's storage as a named state."""
     key = _key() if req["encrypt"] else ""
     name = req.get("name") or f"state-{stamp()}"
@@ -175,8 +177,8 @@ def save(req: dict[str, Any]) -> Response:
     written = state_cipher.seal(record, key) if key else record
     write_atomic(path, json.dumps(written, ensure_ascii=False, indent=1).encode("utf-8"), mode=0o600,
                  what=f"saved state {name!r}")
-    return jsonify({"name": name, "path": str(path), "cookies": len(cookies), "origins": list(per_origin),
-                    "encrypted": bool(key)})
+    return {"name": name, "path": str(path), "cookies": len(cookies), "origins": list(per_origin),
+            "encrypted": bool(key)}
 
 
 @bp.route("/state", methods=["GET"])
@@ -184,7 +186,7 @@ def save(req: dict[str, Any]) -> Response:
 @bp.arguments(TabQuerySchema, location="query")
 @bp.response(200, LiveStateResponse)
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
-def live(req: dict[str, Any]) -> Response:
+def live(req: dict[str, Any]) -> dict[str, Any]:
     """The tab's state as it is now: every cookie, the current origin's storage, the page and its user agent."""
     target = tab(req.get("tabId"))
 
@@ -197,9 +199,9 @@ def live(req: dict[str, Any]) -> Response:
     cookies, store, info, agent = on_tab(target, read)
     per_origin = {store["origin"]: {"local": store["local"], "session": store["session"]}} if store else {}
     origin = store["origin"] if store else ""
-    return jsonify({"tabId": target.id, "url": info["url"], "title": info["title"], "origins": list(per_origin),
-                    "cookies": cookies, "storage": per_origin,
-                    "metadata": {"url": info["url"], "title": info["title"], "origin": origin, "userAgent": agent}})
+    return {"tabId": target.id, "url": info["url"], "title": info["title"], "origins": list(per_origin),
+            "cookies": cookies, "storage": per_origin,
+            "metadata": {"url": info["url"], "title": info["title"], "origin": origin, "userAgent": agent}}
 
 
 @bp.route("/state/load", methods=["POST"])
@@ -208,7 +210,7 @@ def live(req: dict[str, Any]) -> Response:
 @bp.response(200, StateLoadedResponse)
 @bp.alt_response(422, schema=ErrorSchema, description="the state file is corrupt or asks for too much")
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
-def load(req: dict[str, Any]) -> Response:
+def load(req: dict[str, Any]) -> dict[str, Any]:
     """Restore a saved state (exact name or prefix, newest wins)."""
     path, record = _find(req["name"])
     record = _opened(path, record)
@@ -227,17 +229,17 @@ def load(req: dict[str, Any]) -> Response:
 
     cookies_restored, items, origin = on_tab(target, restore)
     origins = list(per_origin)
-    return jsonify({"name": record.get("name"), "cookiesRestored": cookies_restored,
-                    "storageItemsRestored": items, "origins": origins,
-                    # Storage is written in the page: origins the tab is not on need a load from there.
-                    "skippedOrigins": [o for o in origins if o != origin]})
+    return {"name": record.get("name"), "cookiesRestored": cookies_restored,
+            "storageItemsRestored": items, "origins": origins,
+            # Storage is written in the page: origins the tab is not on need a load from there.
+            "skippedOrigins": [o for o in origins if o != origin]}
 
 
 @bp.route("/state/list", methods=["GET"])
 @before_reading(_enabled)
 @bp.response(200, StateListResponse)
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
-def list_states() -> Response:
+def list_states() -> dict[str, Any]:
     """List saved states, newest first."""
     found = []
     for stem, path in _states():
@@ -249,7 +251,7 @@ def list_states() -> Response:
         saved = _saved_at(record, path)
         found.append((saved, {"name": stem, "savedAt": record.get("savedAt") or _iso(saved), "size": size}))
     states = [entry for _, entry in sorted(found, key=lambda f: f[0], reverse=True)]
-    return jsonify({"states": states, "count": len(states)})
+    return {"states": states, "count": len(states)}
 
 
 def _iso(ts: float) -> str:
@@ -262,13 +264,13 @@ def _iso(ts: float) -> str:
 @bp.response(200, StateRecordResponse)
 @bp.alt_response(422, schema=ErrorSchema, description="the state file is corrupt or asks for too much")
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
-def show(req: dict[str, Any]) -> Response:
+def show(req: dict[str, Any]) -> dict[str, Any]:
     """One saved state, cookie values masked unless reveal=true."""
     path, record = _find(req["name"])
     record = _opened(path, record)
     if not req["reveal"]:
         record["cookies"] = [{**c, "value": MASK} if isinstance(c, dict) else c for c in record.get("cookies") or []]
-    return jsonify(record)
+    return record
 
 
 @bp.route("/state", methods=["DELETE"])
@@ -276,7 +278,7 @@ def show(req: dict[str, Any]) -> Response:
 @bp.arguments(StateNameQuerySchema, location="query")
 @bp.response(200, StateDeletedResponse)
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
-def delete(req: dict[str, Any]) -> Response:
+def delete(req: dict[str, Any]) -> dict[str, Any]:
     """Delete a saved state (exact name)."""
     path = _existing(req["name"])  # exact names only: a prefix must never delete something else
     try:
@@ -286,7 +288,7 @@ def delete(req: dict[str, Any]) -> Response:
     except FileNotFoundError:
         raise NotFound(f"no saved state named {req['name']!r}", code="state_not_found",
                        details={"name": req["name"]}) from None
-    return jsonify({"deleted": req["name"]})
+    return {"deleted": req["name"]}
 
 
 @bp.route("/state/clean", methods=["POST"])
@@ -294,7 +296,7 @@ def delete(req: dict[str, Any]) -> Response:
 @bp.arguments(StateCleanSchema, required=False)
 @bp.response(200, StateCleanedResponse)
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
-def clean(req: dict[str, Any]) -> Response:
+def clean(req: dict[str, Any]) -> dict[str, Any]:
     """Delete saved states older than olderThanHours."""
     hours = req["olderThanHours"]
     cutoff = time.time() - hours * 3600
@@ -311,4 +313,4 @@ def clean(req: dict[str, Any]) -> Response:
         except FileNotFoundError:
             continue
     shown = int(hours) if float(hours).is_integer() else hours
-    return jsonify({"removed": removed, "olderThanHours": shown, "sessionsDir": SESSIONS})
+    return {"removed": removed, "olderThanHours": shown, "sessionsDir": SESSIONS}

@@ -6,16 +6,14 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from flask import Response, jsonify
-
 from cdp import emulation
 from human import stealth as st
 
 from ...web.errors import BadRequest
 from ...web.openapi import Blueprint
-from ..responses import FingerprintRotateResponse, StealthStatusResponse
-from ..schemas import FingerprintRotateSchema, TabQuerySchema
+from ..contract import TabQuerySchema
 from .common import caller, on_tab, state, tab
+from .stealth_contract import FingerprintRotateResponse, FingerprintRotateSchema, StealthStatusResponse
 
 bp = Blueprint("stealth", __name__)
 # The fields that ask for one tab's device rather than every tab's persona.
@@ -25,7 +23,7 @@ DEVICE_FIELDS = ("tabId", "os", "browser", "screen", "language", "timezone")
 @bp.route("/stealth/status", methods=["GET"])
 @bp.arguments(TabQuerySchema, location="query")
 @bp.response(200, StealthStatusResponse)
-def status(req: dict[str, Any]) -> Response:
+def status(req: dict[str, Any]) -> dict[str, Any]:
     """The stealth level (instanceDefaults.stealthLevel), the hash of the script tabs get, its launch
     flags, the patches it applies and what they give a page (capabilities); with tabId, whether that
     tab was given a device (``tabOverrides.fingerprintRotateActive``, ``fingerprint``)."""
@@ -37,13 +35,13 @@ def status(req: dict[str, Any]) -> Response:
         out["tabOverrides"] = {"fingerprintRotateActive": device is not None}
         if device is not None:
             out["fingerprint"] = device
-    return jsonify(out)
+    return out
 
 
 @bp.route("/fingerprint/rotate", methods=["POST"])
 @bp.arguments(FingerprintRotateSchema)
 @bp.response(200, FingerprintRotateResponse)
-def rotate(req: dict[str, Any]) -> Response:
+def rotate(req: dict[str, Any]) -> dict[str, Any]:
     """Another device. With ``os``, ``browser``, ``screen``, ``language`` or ``timezone`` (and
     ``tabId``, else the current tab): that tab at once, kept across its navigations: user agent,
     navigator.platform and Client Hints, language and locale, viewport and screen, time zone.
@@ -65,7 +63,7 @@ def rotate(req: dict[str, Any]) -> Response:
         fp = st.device(version, os=os_name, browser=family, screen=req.get("screen", ""),
                        language=req.get("language", ""), timezone=req.get("timezone"))
         on_tab(target, lambda t: emulation.set_device(t, fp, st.device_metadata(fp, version)))
-        return jsonify({"rotated": True, "status": "rotated", "tabId": target.id, "fingerprint": fp})
+        return {"rotated": True, "status": "rotated", "tabId": target.id, "fingerprint": fp}
     seed = req.get("seed") or secrets.randbelow(2**31 - 2) + 1
     tabs = browser.rotate_persona(seed)
-    return jsonify({"rotated": True, "status": "rotated", "persona": browser.persona, "tabs": tabs})
+    return {"rotated": True, "status": "rotated", "persona": browser.persona, "tabs": tabs}

@@ -10,16 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flask import Response, jsonify
-
 from cdp import storage
 from cdp.tab import Tab
 
 from ...web.errors import Conflict, disabled
 from ...web.openapi import Blueprint, ErrorSchema, tab_route
-from ..responses import StorageChangedResponse, StorageResponse
-from ..schemas import StorageDeleteSchema, StorageQuerySchema, StorageSetSchema
 from .common import before_reading, on_tab, state, tab
+from .storage_contract import (
+    StorageChangedResponse,
+    StorageDeleteSchema,
+    StorageQuerySchema,
+    StorageResponse,
+    StorageSetSchema,
+)
 
 bp = Blueprint("storage", __name__)
 DISABLED = "storage is off unless security.allowStateExport is set"
@@ -32,7 +35,7 @@ def _enabled() -> None:
         raise disabled("state_export", "security.allowStateExport")
 
 
-def _on_origin(tab_id: str | None, fn: Callable[[Tab], dict[str, Any] | None]) -> Response:
+def _on_origin(tab_id: str | None, fn: Callable[[Tab], dict[str, Any] | None]) -> dict[str, Any]:
     target = tab(tab_id)
     out = on_tab(target, fn)
     if out is None:
@@ -41,7 +44,7 @@ def _on_origin(tab_id: str | None, fn: Callable[[Tab], dict[str, Any] | None]) -
     if "denied" in out:
         raise Conflict(f"the page may not use its storage: {out['denied']}", code="storage_denied",
                        details={"origin": out.get("origin", "")})
-    return jsonify(out)
+    return out
 
 
 @tab_route(bp, "/storage", methods=["GET"])
@@ -50,7 +53,7 @@ def _on_origin(tab_id: str | None, fn: Callable[[Tab], dict[str, Any] | None]) -
 @bp.response(200, StorageResponse)
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
 @bp.alt_response(409, schema=ErrorSchema, description=NO_STORAGE)
-def get_storage(req: dict[str, Any], tab_id: str | None) -> Response:
+def get_storage(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """The current origin's storage items: both kinds unless type names one; only key when given."""
     return _on_origin(req.get("tabId"), lambda t: storage.storage_items(t, req["type"], req["key"]))
 
@@ -61,7 +64,7 @@ def get_storage(req: dict[str, Any], tab_id: str | None) -> Response:
 @bp.response(200, StorageChangedResponse)
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
 @bp.alt_response(409, schema=ErrorSchema, description=NO_STORAGE)
-def set_storage(req: dict[str, Any], tab_id: str | None) -> Response:
+def set_storage(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Set one item of the current origin's local or session storage."""
     return _on_origin(req.get("tabId"), lambda t: storage.set_item(t, req["type"], req["key"], req["value"]))
 
@@ -72,6 +75,6 @@ def set_storage(req: dict[str, Any], tab_id: str | None) -> Response:
 @bp.response(200, StorageChangedResponse)
 @bp.alt_response(403, schema=ErrorSchema, description=DISABLED)
 @bp.alt_response(409, schema=ErrorSchema, description=NO_STORAGE)
-def delete_storage(req: dict[str, Any], tab_id: str | None) -> Response:
+def delete_storage(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Remove one key, clear one storage, or (type all, the default) clear both."""
     return _on_origin(req.get("tabId"), lambda t: storage.remove_items(t, req["type"], req["key"]))

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, unquote_to_bytes, urljoin, urlsplit
 
-from flask import Response, current_app, jsonify, request
+from flask import Response, current_app, request
 
 from cdp import selectors
 from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
@@ -43,10 +43,16 @@ from ...web.errors import APIError, BadRequest, disabled
 from ...web.files import inside, output_file, stamp, write_atomic
 from ...web.openapi import BINARY, Blueprint, ErrorSchema, tab_route
 from ...web.parser import parser, with_path_tab
-from ..responses import DownloadResponse, DownloadSavedResponse, UploadResponse
-from ..schemas import DownloadQuerySchema, UploadSchema
+from ..contract import OneOf
 from .common import before_reading, caller, on_tab, state, tab
 from .locks import check_access, request_owner
+from .transfer_contract import (
+    DownloadQuerySchema,
+    DownloadResponse,
+    DownloadSavedResponse,
+    UploadResponse,
+    UploadSchema,
+)
 
 bp = Blueprint("transfer", __name__)
 
@@ -98,7 +104,7 @@ def _query_tab() -> str | None:
 @bp.response(200, UploadResponse)
 @bp.alt_response(403, schema=ErrorSchema, description="upload is off unless security.allowUpload is set")
 @bp.alt_response(413, schema=ErrorSchema, description="the request is over security.uploadMaxRequestBytes")
-def upload(req: dict[str, Any], tab_id: str | None) -> Response:
+def upload(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Set files on a file input (base64 or data URLs, or files under <stateDir>/uploads)."""
     sec = state().config.security
     count = len(req["files"]) + len(req["paths"])
@@ -134,7 +140,7 @@ def upload(req: dict[str, Any], tab_id: str | None) -> Response:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return jsonify({"status": "ok", "files": len(staged)})
+    return {"status": "ok", "files": len(staged)}
 
 
 def uploads_dir(state_dir: Path) -> Path:
@@ -298,10 +304,10 @@ def _download_allowed() -> None:
 @bp.arguments(DownloadQuerySchema, location="query")
 @bp.alt_response(403, schema=ErrorSchema, description="download is off unless security.allowDownload is set")
 @bp.alt_response(200, content_type="application/octet-stream", schema=BINARY)
-@bp.response(200, {"oneOf": [DownloadResponse, DownloadSavedResponse]},
+@bp.response(200, OneOf(DownloadResponse, DownloadSavedResponse),
              description="the bytes in base64, where they were written (output=file), or themselves (raw=true, "
                          "with the content type the server sent)")
-def download(req: dict[str, Any], tab_id: str | None) -> Response:
+def download(req: dict[str, Any], tab_id: str | None) -> Response | dict[str, Any]:
     """Fetch a URL in the browser session (its cookies apply); every redirect hop is checked."""
     st = state()
     sec = st.config.security
@@ -338,15 +344,15 @@ def download(req: dict[str, Any], tab_id: str | None) -> Response:
     media = ctype.split(";", 1)[0].strip() or "application/octet-stream"
     if out_path is not None:
         size = write_atomic(out_path, data)
-        return jsonify({"status": "saved", "path": str(out_path), "size": size, "contentType": media})
+        return {"status": "saved", "path": str(out_path), "size": size, "contentType": media}
     if req["raw"]:
         resp = Response(data, content_type=ctype)
         # Bytes from the web under our origin: never let a browser run them as our page.
         resp.headers["Content-Security-Policy"] = "sandbox; default-src 'none'"
         resp.headers["X-Content-Type-Options"] = "nosniff"
         return resp
-    return jsonify({"data": base64.b64encode(data).decode(), "contentType": media, "size": len(data),
-                    "url": got["url"]})
+    return {"data": base64.b64encode(data).decode(), "contentType": media, "size": len(data),
+            "url": got["url"]}
 
 
 def _blocked(message: str, exc: netguard.UnsafeURL) -> BadRequest:

@@ -1,8 +1,9 @@
 """GET /api/events: instance lifecycle events as Server-Sent Events (and each instance's output,
 ``GET /instances/{id}/logs/stream``).
 
-Each event is ``id: <n>``, ``event: instance.started`` (``stopped``, ``error``, ``attached``) and
-``data: {"type", "instance"}``. ``Last-Event-ID`` resumes from the manager's ring; without it the
+Each event is ``id: <n>``, ``event: instance.started`` (``stopped``, ``error``, ``attached``,
+``lost``) and ``data: {"type", "instance"}``; a provider's (``provider.down``, ``provider.up``) carries
+``provider`` instead. ``Last-Event-ID`` resumes from the manager's ring; without it the
 stream starts with what happens next. A comment line goes out every 15 s when nothing happens:
 it keeps proxies from closing the stream, and a write to a caller that went away ends it. A
 shutdown ends every stream within a second (``pinchtab.on_shutdown``): the worker would otherwise
@@ -16,14 +17,15 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Flask, Response, current_app, g, request
+from flask import Flask, Response, current_app, request
 from flask.blueprints import BlueprintSetupState
 
-from ...web.errors import APIError, BadRequest, Unavailable
+from ...sockets.limiter import Limiter
+from ...web.errors import APIError, BadRequest
 from ...web.openapi import Blueprint
 from ..errors import ManagerUnavailable
 from ..state import server_state
-from .schemas import LogStreamQuerySchema
+from .instances_contract import LogStreamQuerySchema
 
 bp = Blueprint("events", __name__)
 
@@ -44,13 +46,15 @@ def _end_streams_on_shutdown(setup: BlueprintSetupState) -> None:
 
 def sse(event: dict[str, Any]) -> str:
     """One event in the text/event-stream format."""
-    data = json.dumps({"type": event["type"], "instance": event["instance"]}, ensure_ascii=False, separators=(",", ":"))
+    about = "provider" if "provider" in event else "instance"
+    data = json.dumps({"type": event["type"], about: event[about]}, ensure_ascii=False, separators=(",", ":"))
     return f"id: {event['id']}\nevent: {event['type']}\ndata: {data}\n\n"
 
 
 @bp.get("/api/events")
 @bp.response(200, content_type="text/event-stream",
-             description="id, event (instance.started, stopped, error, attached) and data {type, instance}")
+             description="id, event (instance.started, stopped, error, attached, lost; provider.down, up) "
+                         "and data {type, instance} (provider events: {type, provider})")
 def events() -> Response:
     """Instance lifecycle events (Server-Sent Events; resumes from Last-Event-ID)."""
     raw = request.headers.get("Last-Event-ID") or request.args.get("lastEventId") or ""
@@ -89,7 +93,8 @@ def events() -> Response:
 
 LOG_POLL_S = 0.5
 MAX_LOG_STREAMS = 8  # each holds a request thread: the rest stay free for ordinary calls
-_log_streams = threading.BoundedSemaphore(MAX_LOG_STREAMS)
+_log_streams = Limiter(MAX_LOG_STREAMS, what=f"log streams (at most {MAX_LOG_STREAMS} at once)",
+                       code="too_many_streams")
 
 
 @bp.get("/instances/<instance_id>/logs/stream")
@@ -104,9 +109,7 @@ def instance_log_stream(req: dict[str, Any], instance_id: str) -> Response:
     client = server_state().client
     stopping: threading.Event = current_app.extensions[_STOPPING]
     last = client.log_lines(instance_id, None)["last"]  # a 404 for an unknown instance, before the 200
-    if not _log_streams.acquire(blocking=False):
-        g.retry_after_s = 5
-        raise Unavailable(f"at most {MAX_LOG_STREAMS} log streams at once", code="too_many_streams", retryable=True)
+    hold = _log_streams.acquire()
     start = max(0, last - req["lines"])
 
     def stream() -> Iterator[str]:
@@ -134,5 +137,5 @@ def instance_log_stream(req: dict[str, Any], instance_id: str) -> Response:
     resp = Response(stream(), mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
     # On close, not in the generator: a stream closed before its first chunk never runs a finally.
-    resp.call_on_close(_log_streams.release)
+    resp.call_on_close(hold.release)
     return resp

@@ -9,7 +9,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
-from flask import Response, current_app, jsonify, request
+from flask import Response, current_app, request
 
 from ...access import auth
 from ...config import Config
@@ -18,9 +18,7 @@ from ...web.openapi import Blueprint, package_version
 from ...web.schemas import PageInfoResponse
 from ..errors import ManagerUnavailable
 from ..state import server_state
-from .profiles import is_temporary, store
-from .proxy import ready
-from .schemas import (
+from .instances_contract import (
     AttachBridgeSchema,
     AttachResponse,
     AttachSchema,
@@ -33,8 +31,11 @@ from .schemas import (
     ProfileInstanceResponse,
     ProfileStartSchema,
     ProfileStoppedResponse,
+    ProviderRecord,
     ServerHealthResponse,
 )
+from .profiles import is_temporary, store
+from .proxy import ready
 from .server import agent_count, cached, restart_reasons
 
 bp = Blueprint("instances", __name__)
@@ -45,7 +46,7 @@ METRICS_FANOUT = 8       # instances asked at once
 @bp.get("/health")
 @bp.response(200, ServerHealthResponse)
 @bp.alt_response(503, schema=ServerHealthResponse, description="the instance manager is not running")
-def health() -> Response | tuple[Response, int]:
+def health() -> dict[str, Any] | tuple[dict[str, Any], int]:
     """The server and its default instance (no token needed).
 
     Anyone may ask, so the public answer is the status and counts only: no instance id, no config
@@ -62,7 +63,7 @@ def health() -> Response | tuple[Response, int]:
         st.mirror.refresh()  # live: a dead manager must show here, not in the next request
     except ManagerUnavailable as exc:
         body.update(status="error", reason=exc.message, instances=0, defaultInstance=None)
-        return jsonify(body), 503
+        return body, 503
     records = st.mirror.records()
     default = st.mirror.get(st.mirror.default_id or "")
     body["instances"] = len(records)
@@ -80,7 +81,7 @@ def health() -> Response | tuple[Response, int]:
         if reasons:
             body["restartReasons"] = list(reasons)
         body["security"] = security_summary(st.config)
-    return jsonify(body)
+    return body
 
 
 def _authenticated() -> bool:
@@ -109,47 +110,55 @@ def security_summary(config: Config) -> dict[str, Any]:
 
 @bp.get("/instances")
 @bp.response(200, InstanceRecord(many=True))
-def list_instances() -> Response:
+def list_instances() -> list[dict[str, Any]]:
     """Every instance (a bare array of instance records)."""
     st = server_state()
     st.mirror.refresh()
-    return jsonify(st.mirror.records())
+    return st.mirror.records()
 
 
 @bp.get("/instances/<instance_id>")
 @bp.response(200, InstanceRecord)
-def get_instance(instance_id: str) -> Response:
+def get_instance(instance_id: str) -> dict[str, Any]:
     """One instance."""
-    return jsonify(server_state().client.get(instance_id))
+    return server_state().client.get(instance_id)
 
 
 @bp.post("/instances/start")
 @bp.post("/instances/launch")
 @bp.arguments(InstanceStartSchema)
 @bp.response(201, InstanceRecord)
-def start_instance(req: dict[str, Any]) -> tuple[Response, int]:
+def start_instance(req: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """Launch an instance (201 with its record, status starting)."""
     st = server_state()
     policy = req.get("securityPolicy") or {}
     record = st.client.start(profile_id=req["profileId"], mode=req["mode"], port=req["port"],
-                             allowed_domains=policy.get("allowedDomains") or [], owner_agent=auth.session_agent())
+                             allowed_domains=policy.get("allowedDomains") or [], owner_agent=auth.session_agent(),
+                             provider=req["provider"], wait_s=req["waitSec"])
     st.mirror.refresh()
-    return jsonify(record), 201
+    return record, 201
+
+
+@bp.get("/providers")
+@bp.response(200, ProviderRecord(many=True))
+def list_providers() -> list[dict[str, Any]]:
+    """Where instances' browsers come from (browsers.providers): capacity, use and health."""
+    return server_state().client.providers()
 
 
 @bp.post("/instances/<instance_id>/start")
 @bp.response(200, InstanceRecord)
-def start_existing(instance_id: str) -> Response:
+def start_existing(instance_id: str) -> dict[str, Any]:
     """Start an instance that failed or was given up on (one that runs is left as it is)."""
     st = server_state()
     record = st.client.start_instance(instance_id)
     st.mirror.refresh()
-    return jsonify(record)
+    return record
 
 
 @bp.get("/instances/metrics")
 @bp.response(200, InstanceMetrics(many=True))
-def instances_metrics() -> Response:
+def instances_metrics() -> list[dict[str, Any]]:
     """Per instance: processes, resident memory, uptime, restarts; and, under the original's names
     (``instanceId``, ``profileName``, ``jsHeapUsedMB``, ``jsHeapTotalMB``), the JS heap of a running
     instance's pages (null when it does not answer in time)."""
@@ -169,7 +178,7 @@ def instances_metrics() -> Response:
         m.update({"instanceId": m["id"], "profileName": records.get(m["id"], {}).get("profileName", ""),
                   "jsHeapUsedMB": heap.get("jsHeapUsedMB"), "jsHeapTotalMB": heap.get("jsHeapTotalMB"),
                   "browserMemoryMB": heap.get("memoryMB"), "tabs": heap.get("tabs")})
-    return jsonify(out)
+    return out
 
 
 def _heap_of(st: Any, instance_id: str) -> dict[str, Any]:
@@ -194,20 +203,20 @@ def _heap_of(st: Any, instance_id: str) -> dict[str, Any]:
 
 @bp.post("/instances/<instance_id>/stop")
 @bp.response(200, InstanceRecord)
-def stop_instance(instance_id: str) -> Response:
+def stop_instance(instance_id: str) -> dict[str, Any]:
     """Stop an instance: shutdown, then SIGTERM, then SIGKILL, each bounded. An agent session stops
     only the instances it started."""
     _require_owner(instance_id, "stop")
-    return jsonify(server_state().client.stop(instance_id))
+    return server_state().client.stop(instance_id)
 
 
 @bp.post("/instances/<instance_id>/restart")
 @bp.response(200, InstanceRecord)
-def restart_instance(instance_id: str) -> Response:
+def restart_instance(instance_id: str) -> dict[str, Any]:
     """Restart an instance's bridge (same id, profile and port). An agent session restarts only the
     instances it started."""
     _require_owner(instance_id, "restart")
-    return jsonify(server_state().client.restart(instance_id))
+    return server_state().client.restart(instance_id)
 
 
 def _require_owner(instance: str | dict[str, Any], what: str) -> None:
@@ -233,7 +242,7 @@ def instance_logs(req: dict[str, Any], instance_id: str) -> Response:
 
 @bp.get("/instances/tabs")
 @bp.response(200, InstanceTab(many=True))
-def all_tabs() -> Response:
+def all_tabs() -> list[dict[str, Any]]:
     """Every tab of every running instance."""
     st = server_state()
     st.mirror.refresh()
@@ -241,20 +250,20 @@ def all_tabs() -> Response:
     for record in st.mirror.records():
         if record["status"] == "running":
             out += _tabs_of(record["id"])
-    return jsonify(out)
+    return out
 
 
 @bp.get("/instances/<instance_id>/tabs")
 @bp.response(200, InstanceTab(many=True))
-def instance_tabs(instance_id: str) -> Response:
+def instance_tabs(instance_id: str) -> list[dict[str, Any]]:
     """The instance's tabs."""
-    return jsonify(_tabs_of(instance_id, strict=True))
+    return _tabs_of(instance_id, strict=True)
 
 
 @bp.post("/instances/<instance_id>/tabs/open")
 @bp.arguments(OpenTabSchema)
 @bp.response(200, PageInfoResponse)
-def open_tab(req: dict[str, Any], instance_id: str) -> Response:
+def open_tab(req: dict[str, Any], instance_id: str) -> dict[str, Any]:
     """Open a tab in the instance."""
     st = server_state()
     record, token = _running(instance_id)
@@ -264,14 +273,14 @@ def open_tab(req: dict[str, Any], instance_id: str) -> Response:
         raise APIError(str(data.get("error", "could not open the tab")), status=status,
                        code=str(data.get("code", "error")), details=data.get("details"))
     st.locator.remember(data["tabId"], instance_id)
-    return jsonify({"tabId": data["tabId"], "url": data.get("url", req["url"]), "title": data.get("title", "")})
+    return {"tabId": data["tabId"], "url": data.get("url", req["url"]), "title": data.get("title", "")}
 
 
 @bp.post("/instances/attach")
 @bp.arguments(AttachSchema)
 @bp.response(201, AttachResponse)
 @bp.alt_response(200, schema=AttachResponse, description="the browser was attached already: its instance")
-def attach(req: dict[str, Any]) -> tuple[Response, int]:
+def attach(req: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """Run an instance on a browser that is already running (security.attach).
 
     ``attachType: "extension"``: a person's own Chrome, through our extension; the answer says where
@@ -285,19 +294,19 @@ def attach(req: dict[str, Any]) -> tuple[Response, int]:
     answer = dict(res["instance"])
     if res.get("pairing"):
         answer["pairing"] = res["pairing"]
-    return jsonify(answer), 201 if res["created"] else 200
+    return answer, 201 if res["created"] else 200
 
 
 @bp.post("/instances/attach-bridge")
 @bp.arguments(AttachBridgeSchema)
 @bp.response(201, InstanceRecord)
 @bp.alt_response(200, schema=InstanceRecord, description="the bridge was attached already: its instance")
-def attach_bridge(req: dict[str, Any]) -> tuple[Response, int]:
+def attach_bridge(req: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """Route to a `pinchtab bridge` that runs elsewhere, by its URL and token (security.attach)."""
     st = server_state()
     res = st.client.attach_bridge(req["name"], req["baseUrl"], req["token"])
     st.mirror.refresh()
-    return jsonify(res["instance"]), 201 if res["created"] else 200
+    return res["instance"], 201 if res["created"] else 200
 
 
 def _running(instance_id: str) -> tuple[dict[str, Any], str]:
@@ -330,7 +339,7 @@ def _tabs_of(instance_id: str, strict: bool = False) -> list[dict[str, Any]]:
 @bp.post("/profiles/<ident>/start")
 @bp.arguments(ProfileStartSchema)
 @bp.response(201, InstanceRecord)
-def start_profile(req: dict[str, Any], ident: str) -> tuple[Response, int]:
+def start_profile(req: dict[str, Any], ident: str) -> tuple[dict[str, Any], int]:
     """Launch an instance on this profile (201 with its record)."""
     mode = req["mode"] or (None if req["headless"] is None else ("headless" if req["headless"] else "headed"))
     st = server_state()
@@ -338,29 +347,29 @@ def start_profile(req: dict[str, Any], ident: str) -> tuple[Response, int]:
     record = st.client.start(profile_id=ident, mode=mode, port=req["port"],
                              allowed_domains=policy.get("allowedDomains") or [], owner_agent=auth.session_agent())
     st.mirror.refresh()
-    return jsonify(record), 201
+    return record, 201
 
 
 @bp.post("/profiles/<ident>/stop")
 @bp.response(200, ProfileStoppedResponse)
-def stop_profile(ident: str) -> Response:
+def stop_profile(ident: str) -> dict[str, Any]:
     """Stop the instance running this profile."""
     record = _profile_instance(ident)
     if record is None:
         raise APIError(f"no instance runs profile {ident!r}", status=404, code="instance_not_found")
     _require_owner(record, "stop")
-    return jsonify({**server_state().client.stop(record["id"]), "name": record["profileName"]})
+    return {**server_state().client.stop(record["id"]), "name": record["profileName"]}
 
 
 @bp.get("/profiles/<ident>/instance")
 @bp.response(200, ProfileInstanceResponse)
-def profile_instance(ident: str) -> Response:
+def profile_instance(ident: str) -> dict[str, Any]:
     """Whether an instance runs this profile, and which."""
     record = _profile_instance(ident)
     if record is None:
-        return jsonify({"name": store().get(ident)["name"], "running": False, "status": "stopped", "port": None})
-    return jsonify({"name": record["profileName"], "running": record["status"] == "running",
-                    "status": record["status"], "port": record["port"], "id": record["id"]})
+        return {"name": store().get(ident)["name"], "running": False, "status": "stopped", "port": None}
+    return {"name": record["profileName"], "running": record["status"] == "running",
+            "status": record["status"], "port": record["port"], "id": record["id"]}
 
 
 def _profile_instance(ident: str) -> dict[str, Any] | None:

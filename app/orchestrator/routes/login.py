@@ -11,8 +11,10 @@ our CSRF value and elevation end added.
 from __future__ import annotations
 
 import hmac
+from typing import Any
 
-from flask import Flask, Response, current_app, g, jsonify, request
+from flask import Flask, Response, after_this_request, current_app, g, request
+from marshmallow import Schema, fields, validate
 
 from profiles.times import utc_iso
 
@@ -20,21 +22,33 @@ from ...access import auth, forwarded
 from ...config import Config
 from ...web.errors import APIError, BadRequest, Forbidden, Unauthorized
 from ...web.openapi import Blueprint
+from ...web.schemas import Strict
 from ..login import LoginStore
-from .schemas import LoginResponse, LoginSchema
+
+
+class LoginSchema(Strict):
+    """``POST /api/auth/login`` and ``/api/auth/elevate``: the server's token, typed by a person."""
+
+    token = fields.String(required=True, validate=validate.Length(min=1, max=4096))
+
+
+class LoginResponse(Schema):
+    status = fields.String(required=True, metadata={"description": "ok"})
+    csrfToken = fields.String(metadata={"description": "send it as X-CSRF-Token on changes (or rely on Origin)"})
+    elevationWindowSec = fields.Integer(metadata={"description": "how long an elevation lasts"})
+    elevatedUntil = fields.String(metadata={"description": "elevate: when this login's elevation ends"})
+
 
 bp = Blueprint("login", __name__)
-PUBLIC_PATHS = frozenset({"/api/auth/login", "/api/auth/logout"})
 
 
 def init_app(app: Flask, config: Config) -> LoginStore:
-    """Give the app its login table (its limits from ``sessions.dashboard``) and let the login and
-    logout calls through without a token."""
+    """Give the app its login table (its limits from ``sessions.dashboard``). The login and logout
+    calls need no token: they are public routes (``app.access.public``)."""
     limits = config.sessions.dashboard
     store = LoginStore(idle_s=limits.idle_timeout_sec, max_age_s=limits.max_lifetime_sec,
                        elevation_s=limits.elevation_window_sec, limiter=auth.guess_limiter(app))
     app.extensions[auth.LOGINS] = store
-    auth.allow_public(app, lambda req: req.method == "POST" and req.path in PUBLIC_PATHS)
     return store
 
 
@@ -71,14 +85,24 @@ def _check_token(given: str, *, at_login: bool) -> None:
         raise Unauthorized("bad token", code="bad_token")
 
 
-def _set_cookie(resp: Response, value: str, max_age: int) -> None:
-    resp.set_cookie(auth.COOKIE, value, max_age=max_age, path="/", httponly=True, samesite="Strict", secure=_secure())
+def _set_cookie(value: str, max_age: int) -> None:
+    """Set the login cookie on this request's answer (``value`` empty: delete it)."""
+    secure = _secure()
+
+    @after_this_request
+    def cookie(resp: Response) -> Response:
+        if value:
+            resp.set_cookie(auth.COOKIE, value, max_age=max_age, path="/", httponly=True, samesite="Strict",
+                            secure=secure)
+        else:
+            resp.delete_cookie(auth.COOKIE, path="/", httponly=True, samesite="Strict", secure=secure)
+        return resp
 
 
 @bp.post("/api/auth/login")
 @bp.arguments(LoginSchema)
 @bp.response(200, LoginResponse)
-def login(req: dict[str, str]) -> Response:
+def login(req: dict[str, str]) -> dict[str, Any]:
     """Trade the token for a login cookie (HttpOnly, SameSite=Strict; Secure over https)."""
     if _cross_site():
         raise Forbidden("login from another site's page", code="origin_forbidden")
@@ -92,35 +116,31 @@ def login(req: dict[str, str]) -> Response:
     if old:  # this browser's previous login is replaced, not left alive beside the new one
         logins().revoke(old)
     cookie, made = logins().create()
-    resp = jsonify({"status": "ok", "csrfToken": made.csrf,
-                    "elevationWindowSec": int(logins().elevation_s)})
-    _set_cookie(resp, cookie, int(logins().max_age_s))
-    return resp
+    _set_cookie(cookie, int(logins().max_age_s))
+    return {"status": "ok", "csrfToken": made.csrf, "elevationWindowSec": int(logins().elevation_s)}
 
 
 @bp.post("/api/auth/logout")
 @bp.response(200, LoginResponse)
-def logout() -> Response:
+def logout() -> dict[str, Any]:
     """End this browser's login (its cookie stops working at once)."""
     if _cross_site():
         raise Forbidden("logout from another site's page", code="origin_forbidden")
     cookie = request.cookies.get(auth.COOKIE, "")
     if cookie:
         logins().revoke(cookie)
-    resp = jsonify({"status": "ok"})
-    resp.delete_cookie(auth.COOKIE, path="/", httponly=True, samesite="Strict", secure=_secure())
-    return resp
+    _set_cookie("", 0)
+    return {"status": "ok"}
 
 
 @bp.post("/api/auth/elevate")
 @bp.arguments(LoginSchema)
 @bp.response(200, LoginResponse)
-def elevate(req: dict[str, str]) -> Response:
+def elevate(req: dict[str, str]) -> dict[str, Any]:
     """Type the token again: for a few minutes this login may make the changes that need it."""
     if g.get("auth") != "cookie":
         raise BadRequest("only a dashboard login elevates (a bearer token already may do everything)",
                          code="not_a_login")
     _check_token(req["token"], at_login=False)
     until = logins().elevate(g.login)
-    return jsonify({"status": "ok", "elevationWindowSec": int(logins().elevation_s),
-                    "elevatedUntil": utc_iso(until)})
+    return {"status": "ok", "elevationWindowSec": int(logins().elevation_s), "elevatedUntil": utc_iso(until)}

@@ -13,14 +13,14 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from flask import Response, current_app, jsonify, request
+from flask import current_app, request
 
 from profiles import ActivityLog, ProfileInfo, ProfileStore
 
 from ...access.auth import own_agent_only, require_admin
 from ...web.errors import BadRequest, Forbidden, NotFound
 from ...web.openapi import Blueprint
-from .schemas import (
+from .profiles_contract import (
     ActivityQuerySchema,
     ActivityResponse,
     ProfileAnalyticsResponse,
@@ -88,14 +88,14 @@ def _flag(name: str) -> bool:
 
 @bp.get("/profiles")
 @bp.response(200, ProfileRecord(many=True))
-def list_profiles() -> Response:
+def list_profiles() -> list[dict[str, Any]]:
     """Every saved profile: disk usage, last use, whether running, the account it is signed in as.
 
     ``?all=true`` lists temporary profiles too (marked), ``?refresh=true`` measures disk use now.
     """
     profiles = store().list(refresh=_flag("refresh"))
     if not _flag("all"):
-        return jsonify([public(p) for p in profiles if not is_temporary(p["name"])])
+        return [public(p) for p in profiles if not is_temporary(p["name"])]
     # ?all=true: the raw records, temporary ones included and marked, empty fields left out.
     raw = []
     for info in profiles:
@@ -103,115 +103,114 @@ def list_profiles() -> Response:
         if is_temporary(info["name"]):
             record["temporary"] = True
         raw.append(record)
-    return jsonify(raw)
+    return raw
 
 
 @bp.post("/profiles")
 @bp.post("/profiles/create")
 @bp.arguments(ProfileCreateSchema)
 @bp.response(201, ProfileChangedResponse)
-def create_profile(req: dict[str, Any]) -> tuple[Response, int]:
+def create_profile(req: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """Create an empty profile."""
     info = store().create(req["name"], description=req["description"], use_when=req["useWhen"])
-    return jsonify({"status": "created", "id": info["id"], "name": info["name"]}), 201
+    return {"status": "created", "id": info["id"], "name": info["name"]}, 201
 
 
 @bp.post("/profiles/import")
 @bp.arguments(ProfileImportSchema)
 @bp.response(201, ProfileChangedResponse)
-def import_profile(req: dict[str, Any]) -> tuple[Response, int]:
+def import_profile(req: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """Copy a Chrome user-data dir that exists on this machine into a new profile."""
     info = store().import_(req["name"], req["sourcePath"], description=req["description"],
                            use_when=req["useWhen"])
-    return jsonify({"status": "imported", "id": info["id"], "name": info["name"]}), 201
+    return {"status": "imported", "id": info["id"], "name": info["name"]}, 201
 
 
 @bp.get("/profiles/<ident>")
 @bp.response(200, ProfileRecord)
-def get_profile(ident: str) -> Response:
+def get_profile(ident: str) -> dict[str, Any]:
     """One profile."""
-    return jsonify(public(store().get(ident)))
+    return public(store().get(ident))
 
 
 @bp.patch("/profiles/meta")
 @bp.arguments(ProfileMetaSchema)
 @bp.response(200, ProfileChangedResponse)
-def update_meta(req: dict[str, Any]) -> Response:
+def update_meta(req: dict[str, Any]) -> dict[str, Any]:
     """Change the description or useWhen of the profile named in the body."""
     if "description" not in req and "useWhen" not in req:
         raise BadRequest("nothing to change: send description or useWhen")
     info = store().update(req["name"], description=req.get("description"), use_when=req.get("useWhen"))
-    return jsonify({"status": "updated", "id": info["id"], "name": info["name"]})
+    return {"status": "updated", "id": info["id"], "name": info["name"]}
 
 
 @bp.patch("/profiles/<ident>")
 @bp.arguments(ProfileUpdateSchema)
 @bp.response(200, ProfileRecord)
-def update_profile(req: dict[str, Any], ident: str) -> Response:
+def update_profile(req: dict[str, Any], ident: str) -> dict[str, Any]:
     """Rename a profile or change its description; by its id (a name is 404)."""
     if not req:
         raise BadRequest("nothing to change: send name, description or useWhen")
     by_id(ident, "PATCH")
     name = req.get("name")
-    return jsonify(public(store().update(ident, description=req.get("description"), use_when=req.get("useWhen"),
-                                         name=None if name is None else name)))
+    return public(store().update(ident, description=req.get("description"), use_when=req.get("useWhen"),
+                                 name=None if name is None else name))
 
 
 @bp.delete("/profiles/<ident>")
 @bp.response(200, ProfileChangedResponse)
-def delete_profile(ident: str) -> Response:
+def delete_profile(ident: str) -> dict[str, Any]:
     """Delete a profile by its id (a name is 404; refused while a browser uses it). Not for an agent session."""
     require_admin("delete profiles", elevated=False)
     info = by_id(ident, "DELETE")
     store().delete(ident)
-    return jsonify({"status": "deleted", "id": info["id"], "name": info["name"]})
+    return {"status": "deleted", "id": info["id"], "name": info["name"]}
 
 
 @bp.post("/profiles/<ident>/reset")
 @bp.response(200, ProfileChangedResponse)
-def reset_profile(ident: str) -> Response:
+def reset_profile(ident: str) -> dict[str, Any]:
     """Clear a profile's sessions, caches, cookies and history; keep the profile. By its id (a name is
     404). Not for an agent session."""
     require_admin("reset profiles", elevated=False)
     by_id(ident, "reset")
     info = store().reset(ident)
-    return jsonify({"status": "reset", "id": info["id"], "name": info["name"]})
+    return {"status": "reset", "id": info["id"], "name": info["name"]}
 
 
 @bp.get("/profiles/<ident>/logs")
 @bp.arguments(ActivityQuerySchema, location="query")
 @bp.response(200, ProfileLogEntry(many=True))
-def profile_logs(req: dict[str, Any], ident: str) -> Response:
+def profile_logs(req: dict[str, Any], ident: str) -> list[dict[str, Any]]:
     """What agents did with a profile, newest first (an agent session: what its own agent did)."""
     info = store().get(ident)
     events = _query(profile=info["name"], req=req)
-    return jsonify([{"timestamp": e.get("timestamp"), "method": e.get("method"), "endpoint": e.get("path"),
-                     "url": e.get("url", ""), "tabId": e.get("tabId", ""), "durationMs": e.get("durationMs"),
-                     "status": e.get("status"), "agentId": e.get("agentId", ""), "action": e.get("action", "")}
-                    for e in events])
+    return [{"timestamp": e.get("timestamp"), "method": e.get("method"), "endpoint": e.get("path"),
+             "url": e.get("url", ""), "tabId": e.get("tabId", ""), "durationMs": e.get("durationMs"),
+             "status": e.get("status"), "agentId": e.get("agentId", ""), "action": e.get("action", "")}
+            for e in events]
 
 
 @bp.get("/profiles/<ident>/analytics")
 @bp.response(200, ProfileAnalyticsResponse)
-def profile_analytics(ident: str) -> Response:
+def profile_analytics(ident: str) -> dict[str, Any]:
     """A profile's totals: actions, the last 24 h, top hosts and endpoints, calls per UTC day (every
     agent's: not for an agent session)."""
     require_admin("read every agent's totals", elevated=False)
     info = store().get(ident)
     stats = activity().analytics(info["name"])
-    return jsonify({"totalActions": stats["totalActions"], "last24h": stats["last24h"],
-                    "commonHosts": stats["topHosts"], "topEndpoints": stats["topEndpoints"],
-                    "byDay": stats["byDay"]})
+    return {"totalActions": stats["totalActions"], "last24h": stats["last24h"],
+            "commonHosts": stats["topHosts"], "topEndpoints": stats["topEndpoints"], "byDay": stats["byDay"]}
 
 
 @bp.get("/api/activity")
 @bp.arguments(ActivityQuerySchema, location="query")
 @bp.response(200, ActivityResponse)
-def api_activity(req: dict[str, Any]) -> Response:
+def api_activity(req: dict[str, Any]) -> dict[str, Any]:
     """The activity log, filtered by agent, tab, profile, instance, path and time (an agent session:
     its own agent's entries only)."""
     events = _query(profile=req.get("profile"), req=req)
-    return jsonify({"events": events, "count": len(events)})
+    return {"events": events, "count": len(events)}
 
 
 def _query(profile: str | None, req: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,16 +1,17 @@
 """The browser API in server mode: every bridge route, forwarded to the instance that owns it.
 
-The routes are read from the bridge app's own url_map (minus ``/health``, ``/openapi.json``,
-``/help`` and ``/shutdown``), so a route added to the bridge is served here with no change.
-Shorthand routes go to the default instance (or to the owner of a ``tabId`` they name);
-``/tabs/{id}/...`` goes to the instance that has the tab. Bodies stream both ways without being
-held whole (screenshots, PDFs, SSE); the caller's token is replaced by the instance's own, so
-a caller's credentials never reach a child.
+The routes are read from the bridge app's own url_map (:func:`build_blueprint`, given the bridge
+app that ``app.serving.bridge_reference`` builds), less the server's own (:data:`NOT_FORWARDED`),
+so a route added to the bridge is served here with no change. Shorthand routes go to the default
+instance (or to the owner of a ``tabId`` they name); ``/tabs/{id}/...`` goes to the instance that
+has the tab. Large bodies stream both ways without being held whole (screenshots, PDFs, SSE);
+small ones are read whole, a request's to find its ``tabId``, an answer's to send it in one piece.
+The caller's credentials never reach a child: the instance gets its own token, and an agent
+session's agent as ``X-Agent-Id`` (``app.orchestrator.upstream``).
 """
 from __future__ import annotations
 
 import copy
-import dataclasses
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -21,7 +22,6 @@ from flask import Blueprint, Flask, Response, g, request
 from werkzeug.datastructures import Headers
 from werkzeug.routing import Rule
 
-from ...config import Config
 from ...web import untrusted_json
 from ...web.errors import NotFound, Unavailable
 from ...web.openapi import openapi_path
@@ -30,7 +30,8 @@ from ..upstream import HOP_BY_HOP
 
 log = logging.getLogger(__name__)
 
-# The server's own: its agent sessions are its own, as is its shutdown.
+# The server's own, never forwarded: its health, document and shutdown, and its agent sessions
+# (an instance's would not open the server).
 NOT_FORWARDED = frozenset({"/health", "/openapi.json", "/help", "/shutdown", "/sessions", "/sessions/me",
                            "/sessions/<session_id>", "/sessions/<session_id>/revoke"})
 # gunicorn writes its own Date and Server: copies would make duplicate headers.
@@ -40,16 +41,6 @@ RETRY_AFTER_S = 2
 STREAM_CHUNK = 64 * 1024
 BUFFER_BODY_MAX = 1024 * 1024  # request bodies up to this are read whole (so a tabId can be found)
 PEEK_BODY_MAX = 64 * 1024
-
-
-def bridge_app(config: Config) -> Flask:
-    """The bridge app, built only to read its routes and their documentation: no browser, no activity log."""
-    from ...api import create_app
-
-    obs = config.observability
-    quiet = dataclasses.replace(config, observability=dataclasses.replace(
-        obs, activity=dataclasses.replace(obs.activity, enabled=False)))
-    return create_app(quiet, start_browser=False)
 
 
 def browser_rules(bridge: Flask) -> list[Rule]:
@@ -137,8 +128,10 @@ def ready(instance: str) -> tuple[dict[str, Any], str]:
     if status == "starting" or (status == "error" and mirror.restarting(instance)):
         raise Unavailable(f"instance {instance} is starting; retry shortly", code="instance_starting",
                           details={"instanceId": instance, "status": status})
+    # A lost instance's provider stopped answering: say so, so an agent knows to restart it.
     raise Unavailable(f"instance {instance} is {status}" + (f": {record['error']}" if record.get("error") else ""),
-                      code="instance_unavailable", details={"instanceId": instance, "status": status})
+                      code="instance_lost" if status == "lost" else "instance_unavailable",
+                      details={"instanceId": instance, "status": status})
 
 
 def request_body() -> Any:

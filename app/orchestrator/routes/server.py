@@ -11,9 +11,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from flask import Flask, Response, current_app, jsonify
+from flask import Flask, current_app
 
 from ...access.auth import own_agent_only, require_admin, require_elevation, session_agent
+from ...config import config_path
 from ...web.activity import DASHBOARD_AGENT
 from ...web.errors import APIError, NotFound
 from ...web.openapi import Blueprint
@@ -22,7 +23,7 @@ from .. import config_edit
 from ..errors import ManagerUnavailable
 from ..state import server_state
 from .profiles import activity
-from .schemas import (
+from .server_contract import (
     AgentsQuerySchema,
     AgentSummary,
     BackgroundHealthResponse,
@@ -47,7 +48,7 @@ def restart_reasons(app: Flask) -> list[str]:
 
 @bp.post("/shutdown")
 @bp.response(200, StatusResponse)
-def shutdown() -> Response:
+def shutdown() -> dict[str, Any]:
     """Stop the server, every instance it runs and their browsers."""
     require_admin("shut the server down")
     stop = current_app.extensions.get("pinchtab.shutdown")
@@ -55,7 +56,7 @@ def shutdown() -> Response:
         raise APIError("this server was not started by `pinchtab server`: stop it where it runs", status=409,
                        code="shutdown_unavailable")
     threading.Timer(SHUTDOWN_DELAY_S, stop).start()
-    return jsonify({"status": "shutting down"})
+    return {"status": "shutting down"}
 
 
 def _config_answer(applied: list[str] | None = None) -> dict[str, Any]:
@@ -69,18 +70,18 @@ def _config_answer(applied: list[str] | None = None) -> dict[str, Any]:
 
 @bp.get("/api/config")
 @bp.response(200, ConfigResponse)
-def get_config() -> Response:
+def get_config() -> dict[str, Any]:
     """The running config (secrets masked) and the saved changes that wait for a restart; not for
     agent sessions (the operator's settings, as in the original)."""
     require_admin("read the config", elevated=False)
-    return jsonify(_config_answer())
+    return _config_answer()
 
 
 @bp.put("/api/config")
 @bp.arguments(ConfigPatchSchema)
 @bp.response(200, ConfigResponse)
 @bp.alt_response(409, description="saved, but some keys take effect only after a restart (details.keys)")
-def put_config(change: dict[str, Any]) -> Response:
+def put_config(change: dict[str, Any]) -> dict[str, Any]:
     """Change settings (a partial config). Keys the server can switch live apply at once; every
     other change is saved to the config file and answered 409 ``restart_required`` naming them.
 
@@ -92,11 +93,11 @@ def put_config(change: dict[str, Any]) -> Response:
         require_elevation("change the config")
     made, keys = config_edit.check(st.config, change)
     if not keys:
-        return jsonify(_config_answer(applied=[]))
+        return _config_answer(applied=[])
     guarded = config_edit.needs_elevation(keys)
     if guarded:
         require_elevation("change " + ", ".join(guarded), details={"keys": guarded})
-    config_edit.save(change, keys, config_edit.config_path())
+    config_edit.save(change, keys, config_path())  # the file this server read
     applied = [k for k in keys if k in config_edit.LIVE]
     pending = [k for k in keys if k not in config_edit.LIVE]
     if applied:
@@ -108,12 +109,12 @@ def put_config(change: dict[str, Any]) -> Response:
     if pending:
         raise APIError(f"saved; restart the server to apply {', '.join(pending)}", status=409,
                        code="restart_required", details={"keys": pending, "applied": applied, "saved": True})
-    return jsonify(_config_answer(applied=applied))
+    return _config_answer(applied=applied)
 
 
 @bp.get("/api/metrics")
 @bp.response(200, MetricsResponse)
-def metrics() -> Response:
+def metrics() -> dict[str, Any]:
     """The server process (uptime, memory, threads) and every instance's processes and memory."""
     require_admin("read the server's metrics", elevated=False)
     st = server_state()
@@ -123,28 +124,26 @@ def metrics() -> Response:
               "maxRssBytes": usage.ru_maxrss * 1024, "threads": threading.active_count(),
               "cpuSec": round(usage.ru_utime + usage.ru_stime, 2),
               "instancesByStatus": dict(Counter(r["status"] for r in records))}
-    return jsonify({"server": server, "instances": st.client.metrics()})
+    return {"server": server, "instances": st.client.metrics()}
 
 
 @bp.get("/health/background")
 @bp.response(200, BackgroundHealthResponse)
 @bp.alt_response(503, schema=BackgroundHealthResponse, description="the instance manager does not answer")
-def background_health() -> Response | tuple[Response, int]:
+def background_health() -> dict[str, Any] | tuple[dict[str, Any], int]:
     """The background parts: the instance manager, the instance watch, restarts under way."""
     st = server_state()
     try:
         data = st.mirror.refresh()
     except ManagerUnavailable as exc:
-        return jsonify({"status": "error", "manager": {"reachable": False, "reason": exc.message},
-                        "instances": []}), 503
+        return {"status": "error", "manager": {"reachable": False, "reason": exc.message}, "instances": []}, 503
     items = [{"id": i["record"]["id"], "status": i["record"]["status"], "restarting": i.get("restarting", False)}
              for i in data["instances"]]
-    return jsonify({"status": "ok", "manager": {"reachable": True, "pid": data.get("pid"),
-                                                "generation": data["generation"]},
-                    "instances": items})
+    return {"status": "ok", "manager": {"reachable": True, "pid": data.get("pid"), "generation": data["generation"]},
+            "instances": items}
 
 
-def strategy_status() -> Response:
+def strategy_status() -> dict[str, Any]:
     """The instance strategy: whether it launches a default instance and restarts crashed ones."""
     from ..instances import AUTO_LAUNCH, AUTO_RESTART
 
@@ -153,14 +152,14 @@ def strategy_status() -> Response:
     mi = st.config.multi_instance
     records = st.mirror.records()
     default = st.mirror.get(st.mirror.default_id or "")
-    return jsonify({"strategy": mi.strategy, "allocationPolicy": mi.allocation_policy,
-                    "defaultInstance": {"id": default[0]["id"], "status": default[0]["status"]} if default else None,
-                    "instances": len(records), "running": sum(r["status"] == "running" for r in records),
-                    "autoLaunch": mi.strategy in AUTO_LAUNCH, "autoRestart": mi.strategy in AUTO_RESTART})
+    return {"strategy": mi.strategy, "allocationPolicy": mi.allocation_policy,
+            "defaultInstance": {"id": default[0]["id"], "status": default[0]["status"]} if default else None,
+            "instances": len(records), "running": sum(r["status"] == "running" for r in records),
+            "autoLaunch": mi.strategy in AUTO_LAUNCH, "autoRestart": mi.strategy in AUTO_RESTART}
 
 
 def _status_view(name: str) -> None:
-    def view() -> Response:
+    def view() -> dict[str, Any]:
         return strategy_status()
 
     view.__doc__ = f"The instance strategy's state (asked as {name}; ``strategy`` names the one that runs)."
@@ -214,19 +213,19 @@ def agent_count() -> int | None:
 @bp.get("/api/agents")
 @bp.arguments(AgentsQuerySchema, location="query")
 @bp.response(200, AgentSummary(many=True))
-def list_agents(req: dict[str, Any]) -> Response:
+def list_agents(req: dict[str, Any]) -> list[dict[str, Any]]:
     """Agents seen in the last 24 hours (from the activity log), most recent first (an agent session:
     its own agent only)."""
     mine = session_agent()
     if mine is not None:
         found = _agents(1000).get(mine)
-        return jsonify([found] if found else [])
-    return jsonify(list(_agents(req["limit"]).values()))
+        return [found] if found else []
+    return list(_agents(req["limit"]).values())
 
 
 @bp.get("/api/agents/<agent_id>")
 @bp.response(200, AgentSummary)
-def get_agent(agent_id: str) -> Response:
+def get_agent(agent_id: str) -> dict[str, Any]:
     """One agent's summary over the last 24 hours, with its latest calls (``recent``); an agent
     session reads its own only."""
     own_agent_only(agent_id, "read the activity")
@@ -234,5 +233,5 @@ def get_agent(agent_id: str) -> Response:
     if summary is None:
         raise NotFound(f"no agent {agent_id!r} in the last 24 hours of activity", code="agent_not_found")
     recent = activity().query(agent=agent_id, since=datetime.now(UTC) - AGENTS_WINDOW, limit=50)
-    return jsonify({**summary, "recent": recent})
+    return {**summary, "recent": recent}
 

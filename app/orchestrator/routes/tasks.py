@@ -4,7 +4,7 @@ A task is a browser call (``/action``, ``/navigate``, ...) queued instead of sen
 that very request through this app, as its agent (``X-Agent-Id``), so it is routed, checked and
 answered exactly as the direct call would be. The original's clients describe a task as an
 ``action`` on a tab instead (``{"agentId", "action": "click", "tabId", "ref"}``): it becomes the
-matching call (see :class:`~.schemas.TaskSpecSchema`). Only browser routes may be queued: the
+matching call (see :class:`~.tasks_contract.TaskSpecSchema`). Only browser routes may be queued: the
 server's own (config, sessions, shutdown) never run under the scheduler's credentials. An agent
 session sees and cancels its own agent's tasks only (their answers hold what the agent read).
 """
@@ -14,14 +14,14 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from flask import Flask, Response, current_app, g, jsonify, request
+from flask import Flask, current_app, g, request
 from werkzeug.exceptions import HTTPException
 
 from ...access.auth import own_agent_only
 from ...web.errors import BadRequest, Forbidden
 from ...web.openapi import Blueprint
 from ..scheduler import QueueFull, Scheduler, Task
-from .schemas import (
+from .tasks_contract import (
     BatchResponse,
     SchedulerStats,
     TaskBatchSchema,
@@ -129,18 +129,18 @@ def _submit(agent: str, spec: dict[str, Any], deadline: float | None) -> tuple[T
 @bp.post("/tasks")
 @bp.arguments(TaskSubmitSchema)
 @bp.response(202, TaskRecord)
-def submit(req: dict[str, Any]) -> tuple[Response, int]:
+def submit(req: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """Queue a browser call (or an action on a tab); 202 with the task id and its state (429 when the
     queue or the agent's share is full; 400 for a deadline in the past)."""
     agent = _agent(req["agentId"])
     task, position = _submit(agent, req, _deadline(req))
-    return jsonify({**task.record(), "position": position}), 202
+    return {**task.record(), "position": position}, 202
 
 
 @bp.post("/tasks/batch")
 @bp.arguments(TaskBatchSchema)
 @bp.response(202, BatchResponse)
-def submit_batch(req: dict[str, Any]) -> tuple[Response, int]:
+def submit_batch(req: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """Queue several tasks of one agent at once (at most ``scheduler.maxBatchSize``). Each is queued or,
     when the queue is full, rejected on its own (``state: rejected`` with the reason)."""
     most = current_app.extensions["pinchtab.config"].scheduler.max_batch_size
@@ -162,18 +162,18 @@ def submit_batch(req: dict[str, Any]) -> tuple[Response, int]:
             continue
         items.append({"taskId": task.id, "state": task.status, "position": position})
     queued = sum(1 for item in items if "taskId" in item)
-    return jsonify({"tasks": items, "submitted": queued, "rejected": len(items) - queued}), 202
+    return {"tasks": items, "submitted": queued, "rejected": len(items) - queued}, 202
 
 
 @bp.get("/tasks")
 @bp.arguments(TaskQuerySchema, location="query")
 @bp.response(200, TaskListResponse)
-def list_tasks(req: dict[str, Any]) -> Response:
+def list_tasks(req: dict[str, Any]) -> dict[str, Any]:
     """Tasks, newest first (filter by agent and by state: one or several, comma-separated)."""
     agent = own_agent_only(req.get("agentId"), "list the tasks")
     wanted = {v.strip() for key in ("state", "status") for v in req.get(key, "").split(",") if v.strip()}
     tasks = [t.record() for t in scheduler().list(agent, wanted or None, req["limit"])]
-    return jsonify({"tasks": tasks, "count": len(tasks)})
+    return {"tasks": tasks, "count": len(tasks)}
 
 
 def _task(task_id: str) -> Task:
@@ -185,26 +185,26 @@ def _task(task_id: str) -> Task:
 
 @bp.get("/tasks/<task_id>")
 @bp.response(200, TaskRecord)
-def get_task(task_id: str) -> Response:
+def get_task(task_id: str) -> dict[str, Any]:
     """One task: its state and, once run, the call's answer (``result``)."""
-    return jsonify(_task(task_id).record())
+    return _task(task_id).record()
 
 
 @bp.delete("/tasks/<task_id>")
 @bp.post("/tasks/<task_id>/cancel")
 @bp.response(200, TaskRecord)
-def cancel_task(task_id: str) -> Response:
+def cancel_task(task_id: str) -> dict[str, Any]:
     """Cancel a queued task (409 once it runs or has ended)."""
     _task(task_id)
-    return jsonify(scheduler().cancel(task_id).record())
+    return scheduler().cancel(task_id).record()
 
 
 @bp.get("/scheduler/stats")
 @bp.response(200, SchedulerStats)
-def stats() -> Response:
+def stats() -> dict[str, Any]:
     """Queued, running and finished counts, per-agent queue lengths and the limits; and the original's
     ``queue``, ``metrics`` and ``config``."""
     sc = current_app.extensions["pinchtab.config"].scheduler
     config = {"strategy": sc.strategy, "maxQueueSize": sc.max_queue_size, "maxPerAgent": sc.max_per_agent,
               "workerCount": sc.workers, "maxBatchSize": sc.max_batch_size, "resultTTL": f"{sc.result_ttl_sec}s"}
-    return jsonify({**scheduler().stats(), "config": config})
+    return {**scheduler().stats(), "config": config}

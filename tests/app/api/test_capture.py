@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.api import responses
+from app.api.routes.capture_contract import AnnotateResponse, CaptureResponse
+from app.api.routes.content_contract import ScreenshotResponse
 
 
 def nav(client, url: str) -> str:
@@ -46,7 +47,7 @@ def page(client, site):
 def test_capture_pairs_a_screenshot_with_an_interactive_snapshot_of_the_same_document(client, page, tmp_path):
     r = client.get("/capture")
     assert r.status_code == 200, r.json
-    cap = check(responses.CaptureResponse, r.json)
+    cap = check(CaptureResponse, r.json)
     assert cap["status"] == "ok" and cap["tabId"] == page and cap["title"] == "Capture"
     assert cap["pairing"]["navigated"] is False and cap["epoch"]["domEpoch"].startswith("ep_")
     assert cap["epoch"]["frameId"] and cap["epoch"]["loaderId"]
@@ -127,7 +128,7 @@ def test_the_config_holds_animations_still_for_every_capture(app_factory, site):
 def test_annotated_screenshot_lists_the_boxes_and_leaves_the_page_as_it_was(client, page):
     plain = client.get("/screenshot?format=png&raw=true").data
     r = client.get("/screenshot?format=png&annotate=true")
-    shot = check(responses.ScreenshotResponse, r.json)
+    shot = check(ScreenshotResponse, r.json)
     names = {a["name"]: a for a in shot["annotations"]}
     assert "Hidden" not in names and {"Go", "Help", "Query", "Inner"} <= set(names)
     assert names["Go"]["box"] == {"x": 20, "y": 80, "w": 120, "h": 40} and names["Go"]["tag"] == "button"
@@ -149,7 +150,7 @@ def test_annotate_leaves_a_clickable_overlay_until_cleared(app_factory, site):
         return r.json["result"]
 
     r = client.get("/annotate")
-    ann = check(responses.AnnotateResponse, r.json)
+    ann = check(AnnotateResponse, r.json)
     go = next(a for a in ann["annotations"] if a["name"] == "Go")
     assert ann["annotated"] == len(ann["annotations"]) and go["ref"] in overlay_labels()
     # A person clicks the label of Go: its description is copied.

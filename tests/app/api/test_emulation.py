@@ -15,7 +15,7 @@ from support.agent import nav, text
 from support.config import make_config
 from support.waits import wait_until
 
-from app.api.responses import (
+from app.api.routes.emulation_contract import (
     CredentialsResponse,
     GeolocationResponse,
     HeadersResponse,

@@ -8,7 +8,8 @@ import pytest
 from support.agent import compact, nav, ref_of
 from support.waits import wait_until
 
-from app.api.responses import FrameResponse, TextResponse
+from app.api.routes.content_contract import TextResponse
+from app.api.routes.frame_contract import FrameResponse
 
 
 def open_frames(client: Any, site: Any, site2: Any) -> str:

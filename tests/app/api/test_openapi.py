@@ -7,8 +7,15 @@ from marshmallow import Schema
 from support.agent import compact, nav, ref_of
 from support.waits import wait_until
 
-from app.api import responses
+from app.api.contract import ActionsResponse, InlineFileResponse
+from app.api.routes.actions_contract import ActionResponse
+from app.api.routes.content_contract import TextResponse
+from app.api.routes.locate_contract import FindResponse
+from app.api.routes.logs_contract import ConsoleResponse
+from app.api.routes.snapshot_contract import SnapshotResponse
+from app.api.routes.tabs_contract import HealthResponse, TabsResponse
 from app.web.openapi import ErrorSchema
+from app.web.schemas import PageInfoResponse
 
 
 def resolve(doc: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
@@ -68,28 +75,28 @@ def check(schema: type[Schema], answer: Any) -> dict[str, Any]:
 
 
 def test_real_answers_match_their_documented_schemas(client, site):
-    check(responses.HealthResponse, client.get("/health").json)
-    info = check(responses.PageInfoResponse, nav(client, site.url("reads_logs.html")))
+    check(HealthResponse, client.get("/health").json)
+    info = check(PageInfoResponse, nav(client, site.url("reads_logs.html")))
     tab = info["tabId"]
-    check(responses.TabsResponse, client.get("/tabs").json)
+    check(TabsResponse, client.get("/tabs").json)
     wait_until(lambda: client.get(f"/console?tabId={tab}").json["console"])
-    logs = check(responses.ConsoleResponse, client.get(f"/console?tabId={tab}").json)
+    logs = check(ConsoleResponse, client.get(f"/console?tabId={tab}").json)
     assert logs["tabId"] == tab
 
     nav(client, site.url("form.html"), tabId=tab)
-    snap = check(responses.SnapshotResponse, client.get(f"/snapshot?tabId={tab}&filter=interactive").json)
+    snap = check(SnapshotResponse, client.get(f"/snapshot?tabId={tab}&filter=interactive").json)
     assert snap["count"] == len(snap["nodes"]) > 0
     agree = ref_of(compact(client, tabId=tab), "checkbox", "I agree to the terms")
     r = client.post("/action", json={"tabId": tab, "kind": "click", "ref": agree, "snap": "compact"})
-    assert check(responses.ActionResponse, r.json)["snapshotFormat"] == "compact"
+    assert check(ActionResponse, r.json)["snapshotFormat"] == "compact"
     r = client.post("/actions", json={"tabId": tab, "actions": [
         {"kind": "fill", "selector": "#username", "text": "agent"},
         {"kind": "click", "selector": "#no-such-element"}]})
-    batch = check(responses.ActionsResponse, r.json)
+    batch = check(ActionsResponse, r.json)
     assert [step["success"] for step in batch["results"]] == [True, False]
-    check(responses.TextResponse, client.get(f"/text?tabId={tab}").json)
-    check(responses.PageInfoResponse, client.get(f"/title?tabId={tab}").json)
-    found = check(responses.FindResponse, client.post("/find", json={"tabId": tab, "query": "username"}).json)
+    check(TextResponse, client.get(f"/text?tabId={tab}").json)
+    check(PageInfoResponse, client.get(f"/title?tabId={tab}").json)
+    found = check(FindResponse, client.post("/find", json={"tabId": tab, "query": "username"}).json)
     assert found["best_ref"]
-    shot = check(responses.InlineFileResponse, client.get(f"/screenshot?tabId={tab}&format=png").json)
+    shot = check(InlineFileResponse, client.get(f"/screenshot?tabId={tab}&format=png").json)
     assert shot["format"] == "png"

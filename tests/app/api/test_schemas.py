@@ -1,4 +1,4 @@
-"""Unit tests for app.api.schemas (what each route accepts) and app.web.parser.load (path tab ids)."""
+"""Unit tests of the request schemas (what each route accepts) and app.web.parser.load (path tab ids)."""
 from __future__ import annotations
 
 from typing import Any
@@ -6,13 +6,10 @@ from typing import Any
 import pytest
 from marshmallow import ValidationError
 
-from app.api.schemas import (
-    ACTION_KINDS,
-    ActionSchema,
-    NavigateSchema,
-    ScreenshotQuerySchema,
-    SnapshotQuerySchema,
-)
+from app.api.contract import ACTION_KINDS, ActionSchema
+from app.api.routes.content_contract import ScreenshotQuerySchema
+from app.api.routes.navigation_contract import NavigateSchema
+from app.api.routes.snapshot_contract import SnapshotQuerySchema
 from app.web.errors import BadRequest
 from app.web.parser import load
 

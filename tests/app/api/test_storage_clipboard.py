@@ -9,13 +9,9 @@ from typing import Any
 import pytest
 from support.agent import nav, text
 
-from app.api.responses import (
-    ClipboardTextResponse,
-    LiveStateResponse,
-    StateRecordResponse,
-    StorageChangedResponse,
-    StorageResponse,
-)
+from app.api.routes.clipboard_contract import ClipboardTextResponse
+from app.api.routes.state_contract import LiveStateResponse, StateRecordResponse
+from app.api.routes.storage_contract import StorageChangedResponse, StorageResponse
 
 KEY = "correct horse battery staple"
 

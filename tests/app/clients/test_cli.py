@@ -1,6 +1,8 @@
-"""The ``pinchtab`` browser verbs as scripts written for the original run them: a subprocess per
-command against a real bridge (gunicorn, Chromium) that wants a token, so every call also proves the
-token is sent. Each test has its own HOME and state dir, so the CLI's remembered tab starts empty."""
+"""The ``pinchtab`` browser verbs as scripts written for the original run them, against a real bridge
+(gunicorn, Chromium) that wants a token, so every call also proves the token is sent. Each command
+goes through the CLI's entry point, ``main()``, in this process (:func:`in_process`: a subprocess per
+command costs seconds of imports); one test runs the installed command itself. Each test has its own
+HOME and state dir, so the CLI's remembered tab starts empty."""
 from __future__ import annotations
 
 import http.server

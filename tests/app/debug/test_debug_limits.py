@@ -128,7 +128,7 @@ def test_app_sockets_leave_room_for_agents_and_event_streams(tmp_path: Path) -> 
             assert refused is not None and refused.status_code == 503
             assert json.loads(refused.resp_body)["code"] == "too_many_connections"
             assert refused.resp_headers.get("retry-after") == "5"
-            assert len(apps) == srv.hub.max_app_connections < 8
+            assert len(apps) == srv.hub.limiter.max_app_connections < 8
             listed = requests.get(f"http://127.0.0.1:{srv.port}/debug/sessions", timeout=5).json()
             assert listed["appConnections"] == len(apps) and listed["maxAppConnections"] == len(apps)
             # What the apps cannot take: an event stream and an agent still get in.
@@ -144,7 +144,7 @@ def test_app_sockets_leave_room_for_agents_and_event_streams(tmp_path: Path) -> 
             assert r.status_code == 503 and r.json()["code"] == "too_many_connections"
             # A closed app gives its place back to the next app.
             apps.pop().close()
-            wait_until(lambda: srv.hub.app_connections == srv.hub.max_app_connections - 1)
+            wait_until(lambda: srv.hub.limiter.app_connections == srv.hub.limiter.max_app_connections - 1)
             apps.append(ws_connect(srv, appId="late"))
         finally:
             for c in apps + held:

@@ -127,16 +127,6 @@ def test_outbox_is_bounded_in_bytes_too_and_still_takes_one_frame_over_it() -> N
     assert items == ["b" * 5000] and dropped == 1
 
 
-def test_apps_get_only_their_share_of_the_connection_slots() -> None:
-    assert [hub_module.app_slot_limit(n) for n in (1, 2, 4, 8, 16, 24)] == [1, 1, 3, 6, 12, 18]
-    h = Hub(max_connections=4)
-    assert [h.acquire_slot(app=True) for _ in range(4)] == [True, True, True, False]
-    assert h.acquire_slot() is True and h.acquire_slot() is False   # an agent or stream: the reserve
-    h.release_slot(app=True)
-    assert h.acquire_slot(app=True) is True and h.acquire_slot() is False
-    assert (h.connections, h.app_connections) == (4, 3)
-
-
 def test_a_stalled_peer_is_cut_loose() -> None:
     closed: list[int] = []
     peer = queued_peer("agent", "slow", lambda: None, lambda code, reason: closed.append(code))

@@ -92,6 +92,15 @@ def test_connections_are_capped_with_503_and_retry_after(tmp_path: Path) -> None
         ws_connect(srv).close()
 
 
+def test_a_bad_query_is_a_400_json_answer_before_the_upgrade(server: StandaloneServer) -> None:
+    with pytest.raises(websocket.WebSocketBadStatusException) as err:
+        ws_connect(server, "boss")
+    assert err.value.status_code == 400
+    refused = json.loads(err.value.resp_body)
+    assert refused["code"] == "bad_request" and refused["details"] == {"field": "role"} and refused["error"]
+    assert server.hub.connections == 0   # refused before it took a place
+
+
 def test_agents_need_the_token_apps_need_the_session_id(tmp_path: Path) -> None:
     with StandaloneServer(make_config(tmp_path, **{"server.token": "sekrit"}), "127.0.0.1", 0, SESSION) as srv:
         with pytest.raises(websocket.WebSocketBadStatusException) as err:

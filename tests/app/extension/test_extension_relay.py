@@ -15,10 +15,14 @@ import pytest
 import requests
 import websocket
 from support.agent import compact, nav, ref_of, text
+from support.config import make_config
 from support.extension_browser import ExtensionBridge, ExtensionBrowser
 from support.servers import BridgeProcess
 from support.waits import wait_until
 
+from app.extension.bridge import ExtensionServer, create_extension_app
+from app.extension.commands import CommandQueue
+from app.extension.relay import Relay
 from bench.processes import free_port
 from cdp.errors import CDPError
 from cdp.extension_transport import METHOD_NOT_FOUND
@@ -72,6 +76,30 @@ def test_the_relay_refuses_web_pages_and_wrong_pairing(bridge):
     opcode, payload = ws.recv_data(control_frame=True)
     assert opcode == websocket.ABNF.OPCODE_CLOSE and int.from_bytes(payload[:2], "big") == 4001
     assert bridge.relay.link is not None and bridge.relay.link.closed is None  # the real extension stays
+
+
+def test_the_relay_honours_extension_allowed_ids_as_the_polling_side_does(tmp_path):
+    ours, stranger = "a" * 32, "b" * 32
+    relay = Relay("s3cret-pairing")
+    relay.commands = CommandQueue(timeout_s=5)
+    config = make_config(tmp_path, **{"extension.allowedIds": [ours]})
+    with ExtensionServer(create_extension_app(relay, config), 0) as server:
+        base = f"127.0.0.1:{server.port}"
+        for path, code in (("/extension/relay", "origin_not_allowed"), ("/commands", "origin_not_allowed")):
+            with pytest.raises(websocket.WebSocketBadStatusException) as refused:
+                websocket.create_connection(f"ws://{base}{path}", timeout=5, origin=f"chrome-extension://{stranger}")
+            assert refused.value.status_code == 403 and json.loads(refused.value.resp_body)["code"] == code, path
+        answer = requests.post(f"http://{base}/response", data="{}", timeout=5,
+                               headers={"Origin": f"chrome-extension://{stranger}", "Sec-Fetch-Site": "none"})
+        assert answer.status_code == 403 and answer.json()["code"] == "origin_not_allowed"   # the same policy
+        ws = websocket.create_connection(f"ws://{base}/extension/relay", timeout=5, origin=f"chrome-extension://{ours}")
+        try:
+            ws.send(json.dumps({"type": "hello", "pairing": "s3cret-pairing", "extensionId": ours}))
+            assert json.loads(ws.recv()) == {"type": "welcome"}
+            wait_until(lambda: relay.link is not None and relay.link.extension_id == ours)
+        finally:
+            ws.close()
+        wait_until(lambda: relay.link is None)
 
 
 # --- the API through the relay -------------------------------------------------------------------

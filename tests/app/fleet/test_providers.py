@@ -8,8 +8,15 @@ import pytest
 import requests
 import websocket
 
-from app.orchestrator.providers import ProviderDown, ProviderFull, ProviderSpec, build
-from app.orchestrator.providers.placement import Room, order
+from app.config.declare import schema_for
+from app.config.settings import ProviderConfig
+from app.orchestrator.launch.providers import ProviderDown, ProviderFull, build
+from app.orchestrator.launch.providers.placement import Room, order
+
+
+def make(**entry):  # type: ignore[no-untyped-def]
+    """A provider built from a ``browsers.providers`` entry, loaded as the config loads it."""
+    return build(schema_for(ProviderConfig)().load(entry))
 
 
 def browser_version(cdp_url: str) -> str:
@@ -22,7 +29,7 @@ def browser_version(cdp_url: str) -> str:
 
 
 def test_a_browserless_leases_until_full_and_says_so(browserless) -> None:
-    provider = build(ProviderSpec(name="east", kind="cdp", capacity=2, url=browserless.ws_url))
+    provider = make(name="east", kind="cdp", capacity=2, url=browserless.ws_url)
     assert provider.health().ok and provider.health().free == 2
     lease = provider.lease()
     assert "token=***" in lease.shown and browserless.token not in lease.shown
@@ -36,18 +43,18 @@ def test_a_browserless_leases_until_full_and_says_so(browserless) -> None:
             ws.close()
     # Closing the connection is the give-back: the engine runs no browser for us any more.
     from support.waits import wait_until
-    wait_until(lambda: browserless.sessions() == [], 10)
+    wait_until(lambda: browserless.browsers() == set(), 10)
     assert browser_version(provider.lease().cdp_url).startswith("Chrome/")
 
 
 def test_a_wrong_token_or_a_dead_engine_is_down_and_the_token_is_never_shown(browserless) -> None:
-    wrong = build(ProviderSpec(name="east", kind="cdp", capacity=2,
-                               url=browserless.ws_url.replace("token=T", "token=nope")))
+    wrong = make(name="east", kind="cdp", capacity=2,
+                               url=browserless.ws_url.replace("token=T", "token=nope"))
     with pytest.raises(ProviderDown) as refused:
         wrong.lease()
     assert "token" in refused.value.reason and "nope" not in str(refused.value)
     browserless.stop()
-    dead = build(ProviderSpec(name="east", kind="cdp", capacity=2, url=browserless.ws_url))
+    dead = make(name="east", kind="cdp", capacity=2, url=browserless.ws_url)
     health = dead.health(timeout_s=1)
     assert not health.ok and "T" not in health.detail.replace("Timeout", "")
     with pytest.raises(ProviderDown):
@@ -56,15 +63,15 @@ def test_a_wrong_token_or_a_dead_engine_is_down_and_the_token_is_never_shown(bro
 
 def test_a_fixed_browser_by_its_http_address(browserless) -> None:
     # Browserless answers /json/version like a browser's own debugging port does.
-    provider = build(ProviderSpec(name="fixed", kind="cdp", capacity=1,
-                                  url=f"{browserless.base}?token={browserless.token}"))
+    provider = make(name="fixed", kind="cdp", capacity=1,
+                                  url=f"{browserless.base}?token={browserless.token}")
     assert provider.health().ok
     assert provider.lease().cdp_url.startswith("ws://")
 
 
 def test_a_webdriver_session_carries_the_cdp_address_and_ends_on_release(chromedriver) -> None:
-    provider = build(ProviderSpec(name="wd", kind="webdriver", capacity=2, url=chromedriver.base,
-                                  capabilities=chromedriver.capabilities()))
+    provider = make(name="wd", kind="webdriver", capacity=2, url=chromedriver.base,
+                                  capabilities=chromedriver.capabilities())
     assert provider.health().ok
     lease = provider.lease()
     assert lease.session_id and browser_version(lease.cdp_url).startswith("Chrome/")
@@ -75,9 +82,9 @@ def test_a_webdriver_session_carries_the_cdp_address_and_ends_on_release(chromed
 
 
 def test_a_session_the_engine_cannot_create_is_full(chromedriver) -> None:
-    provider = build(ProviderSpec(name="wd", kind="webdriver", capacity=1, url=chromedriver.base,
+    provider = make(name="wd", kind="webdriver", capacity=1, url=chromedriver.base,
                                   capabilities={"browserName": "chrome",
-                                                "goog:chromeOptions": {"binary": "/nonexistent/chrome"}}))
+                                                "goog:chromeOptions": {"binary": "/nonexistent/chrome"}})
     with pytest.raises(ProviderFull):
         provider.lease()
 
@@ -91,3 +98,14 @@ def test_placement_most_free_first_then_the_policy() -> None:
     # The engine's own count wins when it is lower (someone else uses the same engine).
     assert order([Room("a", 4, 0, engine_free=1), Room("b", 2, 0)]) == ["b", "a"]
     assert order([Room("a", 1, 1), Room("b", 1, 0, engine_free=0)]) == []
+
+
+def test_a_token_lives_in_the_environment_and_is_masked_wherever_shown() -> None:
+    entry = schema_for(ProviderConfig)().load({"name": "east", "kind": "cdp",
+                                               "url": "wss://engine.example/chromium?token=${ENGINE_TOKEN}",
+                                               "headers": {"X-Api-Key": "${ENGINE_TOKEN}"}})
+    east = build(entry, env={"ENGINE_TOKEN": "s3cret"})
+    assert east.url.endswith("token=s3cret") and east.headers == {"X-Api-Key": "s3cret"}
+    assert "s3cret" not in east.shown_endpoint and "s3cret" not in repr(entry)
+    with pytest.raises(ValueError, match=r"\$\{ENGINE_TOKEN\} is not set"):
+        build(entry, env={})

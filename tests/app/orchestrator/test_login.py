@@ -232,7 +232,7 @@ def test_forwarded_headers_count_only_when_trusted_and_decide_the_secure_flag(se
 # --- elevation and the failed-login limit: the server app in process, with a clock we move ---------
 def login_app(tmp_path: Path, token: str, **settings: Any) -> Flask:
     """The server's auth, login and session routes alone, in process (no manager, no browser)."""
-    from app.api.routes import sessions as session_routes
+    from app.access import session_routes
     from app.orchestrator.routes import login as login_routes
     from app.web import errors
     from app.web.openapi import init_api

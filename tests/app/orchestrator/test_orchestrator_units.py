@@ -15,9 +15,10 @@ from support.config import make_config
 from app.config import AttachConfig, RestartConfig
 from app.orchestrator import children
 from app.orchestrator.client import ManagerClient
+from app.orchestrator.control import ControlServer
 from app.orchestrator.errors import AttachDisabled, AttachNotAllowed, ManagerUnavailable, PortUnavailable
 from app.orchestrator.instances import Backoff, EventRing, Instance, check_attach
-from app.orchestrator.manager import ControlServer, Manager
+from app.orchestrator.manager import Manager
 from app.orchestrator.ports import PortAllocator
 
 
@@ -181,7 +182,7 @@ def test_child_config_is_ours_with_port_profile_state_dir_and_no_token(tmp_path)
     cfg = make_config(tmp_path, **{"server.token": "server-secret", "security.allowEvaluate": True})
     manager = Manager(cfg, os.getppid())
     inst = Instance(id="inst_1", profile_id="prof_1", profile_name="work", port=9870, mode="headed")
-    data = manager.child_config(inst, tmp_path / "state")
+    data = manager.launcher.child_config(inst, tmp_path / "state")
     assert data["server"]["port"] == 9870 and data["server"]["bind"] == "127.0.0.1"
     assert data["server"]["token"] == "" and data["server"]["stateDir"] == str(tmp_path / "state")
     assert data["instanceDefaults"] == {**data["instanceDefaults"], "profile": "work", "mode": "headed"}

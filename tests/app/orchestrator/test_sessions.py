@@ -195,3 +195,49 @@ def test_without_a_token_a_session_still_names_its_agent_and_a_revoked_one_is_re
     assert client.delete(f"/sessions/{made['id']}").status_code == 200
     assert client.get("/tabs", headers=session).get_json()["code"] == "bad_session"
     assert client.get("/tabs").status_code == 200   # no credentials at all: still open
+
+
+def test_the_token_store_keeps_hashes_lapses_bounds_and_revokes():
+    """``app.access.tokens``, which agent sessions and dashboard logins both keep their tokens in."""
+    from app.access.tokens import Held, TokenLimit, TokenStore, new_token
+
+    now = [1000.0]
+    written: list[list[Held]] = []
+
+    def held(digest: bytes, idle_s: float = 60, max_age_s: float = 600) -> Held:
+        return Held(digest=digest, created=now[0], last_seen=now[0], expires=now[0] + max_age_s, idle_s=idle_s)
+
+    store: TokenStore[Held] = TokenStore(limit=2, kind="things", clock=lambda: now[0],
+                                         persist=lambda live: written.append(live) or True, seen_save_s=30)
+    one, one_digest = new_token("x_")
+    two, two_digest = new_token("x_")
+    store.add(held(one_digest))
+    store.add(held(two_digest, idle_s=10))
+    assert one not in repr(written[-1]) and len(written[-1]) == 2  # hashes only, written on each change
+    with pytest.raises(TokenLimit, match="at most 2 live things"):
+        store.add(held(new_token()[1]))
+    assert store.lookup(one) is not None and store.lookup("x_" + one[2:][::-1]) is None
+    writes = len(written)
+    now[0] += 5
+    store.lookup(one)
+    assert len(written) == writes  # a use is written at most every seen_save_s
+    now[0] += 30
+    assert store.lookup(two) is None  # idle past its 10 s
+    assert [h.digest for h in store.live()] == [one_digest]
+    now[0] += 600
+    assert store.lookup(one) is None and store.live() == []  # past its maximum age, however busy
+    three, three_digest = new_token()
+    store.add(held(three_digest))
+    assert store.revoke(three) and not store.revoke(three) and store.lookup(three) is None
+
+    # evict_oldest: past the limit the least recently used one goes (a browser signs in again).
+    logins: TokenStore[Held] = TokenStore(limit=2, evict_oldest=True, clock=lambda: now[0])
+    tokens = []
+    for _ in range(3):
+        token, digest = new_token()
+        logins.add(held(digest))
+        tokens.append(token)
+        now[0] += 1
+        logins.lookup(tokens[0])  # the first stays in use
+    assert logins.lookup(tokens[0]) is not None and logins.lookup(tokens[1]) is None
+    assert logins.lookup(tokens[2]) is not None

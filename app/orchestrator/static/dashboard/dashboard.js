@@ -13,7 +13,8 @@ const SHOTS_EVERY_MS = 3000;
 const HEALTH_EVERY_MS = 5000;
 const MAX_TABS_SHOWN = 8;
 const MAX_EVENTS_SHOWN = 200;
-const EVENT_TYPES = ["instance.started", "instance.stopped", "instance.error", "instance.attached"];
+const EVENT_TYPES = ["instance.started", "instance.stopped", "instance.error", "instance.attached", "instance.lost",
+                     "provider.down", "provider.up"];
 
 const $ = (id) => document.getElementById(id);
 // Logged in by cookie (the server's /api/auth/login: HttpOnly, the page never holds the token),

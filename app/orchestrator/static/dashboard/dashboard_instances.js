@@ -28,6 +28,28 @@ async function refreshInstances() {
   if (list.length && empty) empty.remove();
   if (!list.length && !empty) box.append(el("p", "empty", "No instances yet."));
   refreshMetrics();   // one sample per poll for the cards' sparklines
+  refreshProviders();
+}
+
+// browsers.providers with their room and health; shown once there is more than this machine.
+async function refreshProviders() {
+  let list;
+  try {
+    list = await json("GET", "/providers");
+  } catch (e) {
+    return;   // an older server, or no rights: the instances say enough
+  }
+  const table = $("providers");
+  table.hidden = list.length < 2 && !list.some((p) => p.kind !== "local");
+  const body = table.querySelector("tbody");
+  body.replaceChildren(...list.map((p) => {
+    const row = el("tr");
+    row.dataset.healthy = String(p.healthy);
+    const health = p.healthy ? "up" : `down${p.detail ? ": " + p.detail : ""}`;
+    row.append(el("td", "", p.name), el("td", "", p.kind), el("td", "", `${p.inUse} / ${p.capacity}`),
+               el("td", p.healthy ? "" : "err", health), el("td", "muted", p.endpoint || ""));
+    return row;
+  }));
 }
 
 function renderInstance(inst) {
@@ -192,8 +214,10 @@ function addEvent(data) {
   li.dataset.type = data.type;
   const when = el("time", "", new Date().toLocaleTimeString());
   const inst = data.instance || {};
-  li.append(when, el("strong", "", data.type), document.createTextNode(` ${inst.id || ""} ${inst.profileName || ""}`));
-  if (inst.error) li.append(el("div", "err", inst.error));
+  const who = data.provider ? `${data.provider.name}` : `${inst.id || ""} ${inst.profileName || ""}`;
+  li.append(when, el("strong", "", data.type), document.createTextNode(` ${who}`));
+  const why = data.provider ? data.provider.reason : inst.error;
+  if (why) li.append(el("div", "err", why));
   const list = $("events");
   list.prepend(li);
   while (list.children.length > MAX_EVENTS_SHOWN) list.lastChild.remove();

@@ -12,16 +12,16 @@ its health; which provider an instance goes to is :mod:`.placement`'s, pure.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from profiles.redact import scrub_url
 
-LOCAL = "local"
-CDP = "cdp"
-WEBDRIVER = "webdriver"
-KINDS = (LOCAL, CDP, WEBDRIVER)
+from ....config.settings import ProviderConfig
+
+LOCAL, CDP, WEBDRIVER = "local", "cdp", "webdriver"   # browsers.providers[].kind
 
 # How long one call to an engine may take: leasing starts a browser there, which is seconds.
 LEASE_TIMEOUT_S = 30.0
@@ -74,35 +74,47 @@ def redact(url: str) -> str:
     return scrub_url(url, mask_every_value=True)
 
 
-@dataclass(frozen=True, slots=True)
-class ProviderSpec:
-    """One entry of ``browsers.providers``, as the config loaded it."""
+_PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
-    name: str
-    kind: str
-    capacity: int
-    url: str = field(default="", repr=False)
-    capabilities: dict[str, Any] = field(default_factory=dict, repr=False)
-    headers: dict[str, str] = field(default_factory=dict, repr=False)
+
+def expand(text: str, env: Mapping[str, str], provider: str) -> str:
+    """``${NAME}`` -> the environment's NAME: how a token stays in a secret, out of the config file."""
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in env:
+            raise ValueError(f"browsers.providers {provider!r}: ${{{name}}} is not set in the environment")
+        return env[name]
+    return _PLACEHOLDER.sub(value, text)
 
 
 class Provider:
-    """A source of browsers. ``local`` leases nothing: its bridge children launch their own."""
+    """A source of browsers. ``local`` leases nothing: its bridge children launch their own.
 
-    def __init__(self, spec: ProviderSpec) -> None:
-        self.spec = spec
+    ``url`` and ``headers`` are the configured ones with ``${NAME}`` placeholders filled in; they
+    hold secrets, so only :attr:`shown_endpoint` leaves this object.
+    """
+
+    def __init__(self, config: ProviderConfig, env: Mapping[str, str] | None = None) -> None:
+        env = os.environ if env is None else env
+        self.config = config
+        self.url = expand(config.url, env, config.name)
+        self.headers = {k: expand(v, env, config.name) for k, v in config.headers.items()}
 
     @property
     def name(self) -> str:
-        return self.spec.name
+        return self.config.name
+
+    @property
+    def capacity(self) -> int:
+        return self.config.capacity
 
     @property
     def remote(self) -> bool:
-        return self.spec.kind != LOCAL
+        return self.config.kind != LOCAL
 
     @property
     def shown_endpoint(self) -> str:
-        return redact(self.spec.url)
+        return redact(self.config.url)   # as configured: a placeholder shows as itself, masked
 
     def lease(self, timeout_s: float = LEASE_TIMEOUT_S) -> Lease:
         return Lease(provider=self.name, cdp_url="")
@@ -111,12 +123,12 @@ class Provider:
         return Health(ok=True)
 
 
-def build(spec: ProviderSpec) -> Provider:
-    """The provider for a config entry."""
-    if spec.kind == CDP:
+def build(config: ProviderConfig, env: Mapping[str, str] | None = None) -> Provider:
+    """The provider for a ``browsers.providers`` entry; ValueError names a placeholder left unset."""
+    if config.kind == CDP:
         from .cdp import CdpProvider
-        return CdpProvider(spec)
-    if spec.kind == WEBDRIVER:
+        return CdpProvider(config, env)
+    if config.kind == WEBDRIVER:
         from .webdriver import WebDriverProvider
-        return WebDriverProvider(spec)
-    return Provider(spec)
+        return WebDriverProvider(config, env)
+    return Provider(config, env)

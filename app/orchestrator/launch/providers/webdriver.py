@@ -28,9 +28,9 @@ class WebDriverProvider(Provider):
     """Browsers as WebDriver sessions."""
 
     def _call(self, method: str, path: str, timeout_s: float, body: Any = None) -> tuple[int, Any]:
-        url = self.spec.url.rstrip("/") + path
+        url = self.url.rstrip("/") + path
         try:
-            resp = requests.request(method, url, json=body, headers=self.spec.headers, timeout=timeout_s)
+            resp = requests.request(method, url, json=body, headers=self.headers, timeout=timeout_s)
         except requests.RequestException as exc:
             raise ProviderDown(self.name, f"no answer on {method} {path} ({type(exc).__name__})") from None
         try:
@@ -49,7 +49,7 @@ class WebDriverProvider(Provider):
         return Health(ok=status == 200 and ready, detail=message or f"/status answered {status}")
 
     def lease(self, timeout_s: float = LEASE_TIMEOUT_S) -> Lease:
-        body = {"capabilities": {"alwaysMatch": self.spec.capabilities, "firstMatch": [{}]}}
+        body = {"capabilities": {"alwaysMatch": self.config.capabilities, "firstMatch": [{}]}}
         status, value = self._call("POST", "/session", timeout_s, body)
         if status != 200 or not isinstance(value, dict) or not value.get("sessionId"):
             error = value.get("error") if isinstance(value, dict) else ""
@@ -77,7 +77,7 @@ class WebDriverProvider(Provider):
             raise ProviderDown(self.name, "the session's capabilities carry no CDP address "
                                           "(neither se:cdp nor goog:chromeOptions.debuggerAddress)")
         # chromedriver names the browser it started from its own machine: "localhost:port" there.
-        host = urlsplit(self.spec.url).hostname or "127.0.0.1"
+        host = urlsplit(self.url).hostname or "127.0.0.1"
         _name, _, port = address.rpartition(":")
         try:
             return resolve_cdp_url(f"http://{host}:{port}", timeout_s=HEALTH_TIMEOUT_S)

@@ -34,13 +34,13 @@ class CdpProvider(Provider):
 
     @property
     def per_connection(self) -> bool:
-        return urlsplit(self.spec.url).scheme in ("ws", "wss")
+        return urlsplit(self.url).scheme in ("ws", "wss")
 
     def _get(self, path: str, timeout_s: float) -> requests.Response:
-        base, query = http_base(self.spec.url)
+        base, query = http_base(self.url)
         url = base + path + (f"?{query}" if query else "")
         try:
-            return requests.get(url, headers=self.spec.headers, timeout=timeout_s)
+            return requests.get(url, headers=self.headers, timeout=timeout_s)
         except requests.RequestException as exc:
             # The exception's text holds the URL, and so the token: name the kind of failure only.
             raise ProviderDown(self.name, f"no answer on {path} ({type(exc).__name__})") from None
@@ -63,7 +63,7 @@ class CdpProvider(Provider):
             pressure = self._pressure(timeout_s) if self.per_connection else None
             if pressure is not None:
                 running = int(pressure.get("running") or 0)
-                limit = int(pressure.get("maxConcurrent") or self.spec.capacity)
+                limit = int(pressure.get("maxConcurrent") or self.capacity)
                 return Health(ok=True, detail=str(pressure.get("reason") or ""), free=max(0, limit - running))
             resp = self._get("/json/version", timeout_s)
         except ProviderDown as exc:
@@ -77,7 +77,7 @@ class CdpProvider(Provider):
             pressure = self._pressure(min(timeout_s, HEALTH_TIMEOUT_S))
             if pressure is not None and pressure.get("isAvailable") is False:
                 raise ProviderFull(self.name, str(pressure.get("message") or pressure.get("reason") or "full"))
-            return Lease(provider=self.name, cdp_url=self.spec.url)
+            return Lease(provider=self.name, cdp_url=self.url)
         resp = self._get("/json/version", timeout_s)
         try:
             ws_url = resp.json()["webSocketDebuggerUrl"]
