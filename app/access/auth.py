@@ -1,4 +1,4 @@
-"""Who may call: the bearer token on every route but the public ones (``app.access.public``: ``GET
+"""Who may call: the bearer token on every route but the public ones (``app.web.public``: ``GET
 /health`` and a few more), compared in constant time.
 
 Two more credentials are accepted where the app provides their store (server mode does):
@@ -36,9 +36,10 @@ from urllib.parse import urlsplit
 
 from flask import Flask, Request, current_app, g, request
 
+from ..web.activity import SESSION_AGENT
 from ..web.errors import APIError, Forbidden, Unauthorized
+from ..web.public import is_public_route
 from . import forwarded, web_origin
-from .public import is_public_route
 from .ratelimit import FailureLimiter
 
 log = logging.getLogger(__name__)
@@ -153,7 +154,6 @@ def cookie_opens(req: Request) -> bool:
 
 
 TOKEN = "pinchtab.auth_token"
-SESSION_AGENT = "pinchtab.session_agent"  # the WSGI environ key naming a session caller's agent
 
 
 def guess_limiter(app: Flask) -> FailureLimiter:
@@ -193,7 +193,7 @@ def register(app: Flask, token: str) -> None:
 
     @app.before_request
     def check_token() -> None:
-        # A public route (app.access.public) where this app serves it (the URL matched a rule).
+        # A public route (app.web.public) where this app serves it (the URL matched a rule).
         if request.url_rule is not None and is_public_route(request.method, request.path):
             return
         if any(allowed(request) for allowed in app.extensions.get(_EXTRA, ())):

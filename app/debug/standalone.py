@@ -14,7 +14,7 @@ from flask import Flask
 
 from ..access import auth, web_origin
 from ..config import Config, ConfigError, is_loopback
-from ..serving.local_server import LocalServer
+from ..process.local_server import LocalServer
 from ..web import errors
 from ..web.jsonprovider import JSONProvider
 from ..web.openapi import init_api

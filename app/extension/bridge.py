@@ -18,7 +18,7 @@ from cdp.browser import Browser
 
 from ..access import web_origin
 from ..config import Config
-from ..serving.local_server import LocalServer
+from ..process.local_server import LocalServer
 from ..web import errors
 from ..web.jsonprovider import JSONProvider
 from ..web.openapi import init_api

@@ -25,8 +25,8 @@ from flask import Flask
 
 from ..access import web_origin
 from ..config import Config, ConfigError, is_loopback
-from ..serving.local_server import LocalServer
-from ..serving.signals import SignalQueue
+from ..process.local_server import LocalServer
+from ..process.signals import SignalQueue
 from ..web import errors
 from ..web.jsonprovider import JSONProvider
 from ..web.openapi import init_api

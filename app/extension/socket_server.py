@@ -7,7 +7,7 @@ client ends its side, the answers still owed are written (each within its deadli
 connection is closed: the original CLI reads one line and closes, others end their side first and
 read after.
 
-The server itself is the process kit's (:mod:`app.serving.line_server`); what is the daemon's is here:
+The server itself is the process kit's (:mod:`app.process.line_server`); what is the daemon's is here:
 where the socket lives, the answer shape of an error, and what a taken path means to a person.
 The socket lives where the original's does (:func:`default_socket_path`), but in a 0700 folder and
 with mode 0600, not world-writable: whoever can write to it drives the person's browser.
@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..serving.line_server import NO_REQUEST, LineServer, SocketInUse, SocketPathError
+from ..process.line_server import NO_REQUEST, LineServer, SocketInUse, SocketPathError
 from ..web import untrusted_json
 from .commands import Answer
 from .errors import DaemonRunning, ExtensionError

@@ -5,7 +5,7 @@ dashboard, and forwards every browser route to the instance that owns it. Instan
 manager's (``app.orchestrator``); this process only keeps a copy of their table for routing.
 Auth, agent sessions, the error shape and the config are the ones the bridge uses too
 (``app.access``, ``app.web.errors``, ``app.config``); the bridge's routes are read from the
-reference app ``app.serving.bridge_reference`` builds, so this package never imports the bridge's.
+reference app ``app.serving.apps`` builds, so this package never imports the bridge's.
 """
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from typing import Any
 
 from flask import Flask, Response, g, request
 
-from ..access import auth, public, web_origin
-from ..config import Config, load_config
-from ..web import activity, errors
+from ..access import auth, web_origin
+from ..config import Config
+from ..web import activity, errors, public
 from ..web.jsonprovider import JSONProvider
 from ..web.openapi import init_api
 from .client import ManagerClient
@@ -68,14 +68,13 @@ def _record_changes(app: Flask, store: Any) -> None:
         return resp
 
 
-def create_server_app(config: Config | None = None, *, client: ManagerClient | None = None,
+def create_server_app(config: Config, *, bridge: Flask, client: ManagerClient | None = None,
                       start_watch: bool = True) -> Flask:
-    """The server app; ``client`` reaches the manager (default: the socket under the state dir)."""
+    """The server app, forwarding ``bridge``'s routes (the reference copy :func:`app.serving.apps.server_app`
+    builds); ``client`` reaches the manager (default: the socket under the state dir)."""
     from ..access import session_routes as sessions
-    from ..serving.bridge_reference import reference_bridge
     from .routes import dashboard, debug, events, instances, login, profiles, proxy, screencast, server, tasks
 
-    config = config or load_config()
     app = Flask("pinchtab-server", static_folder=None)
     app.json = JSONProvider(app)
     app.config["MAX_CONTENT_LENGTH"] = config.server.max_body_bytes
@@ -99,7 +98,6 @@ def create_server_app(config: Config | None = None, *, client: ManagerClient | N
         modules.append(tasks)
     for module in modules:
         api.register_blueprint(module.bp)
-    bridge = reference_bridge(config)  # read for its routes and their documentation
     app.register_blueprint(proxy.build_blueprint(bridge, debug.VIEWS))
     debug.init_app(app, config)  # debug sessions live in instances: routed by session, WebSocket relayed
     screencast.init_app(app)  # the screencast WebSocket, relayed to the tab's instance

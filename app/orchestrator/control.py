@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..serving import line_server
+from ..process import line_server
 from ..web.errors import APIError
 from .errors import BadManagerRequest, ManagerUnavailable, OrchestratorError, to_wire
 from .protocol import MAX_LINE

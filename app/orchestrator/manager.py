@@ -43,7 +43,7 @@ from profiles import errors as profile_errors
 from profiles.names import profile_id as profile_id_of
 
 from ..config import Config, load_config
-from ..serving.signals import SignalQueue
+from ..process.signals import SignalQueue
 from ..web.errors import APIError
 from . import control, procfs
 from . import instances as lifecycle

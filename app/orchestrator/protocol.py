@@ -4,7 +4,7 @@ A request is one line ``{"op": "<name>", "args": {...}}``; the answer is one lin
 ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": {"status", "code", "message",
 "details"}}``. A connection may carry several requests, one after another. Every read and write
 has a deadline. The operations and their arguments are declared once, in :mod:`.control`; the
-server is the process kit's (:mod:`app.serving.line_server`); here are the framing of the
+server is the process kit's (:mod:`app.process.line_server`); here are the framing of the
 client's end and where the socket lives.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..serving.line_server import encode, unix_address
+from ..process.line_server import encode, unix_address
 
 __all__ = ["MAX_LINE", "SOCKET_NAME", "LineChannel", "ProtocolError", "encode", "ensure_private_dir", "runtime_dir",
            "unix_address"]

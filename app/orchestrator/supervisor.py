@@ -1,6 +1,6 @@
 """Supervising the instances: the manager's main loop, its signals, reaping and restarts.
 
-As in gunicorn's arbiter, a signal handler only queues the signal (:mod:`app.serving.signals`);
+As in gunicorn's arbiter, a signal handler only queues the signal (:mod:`app.process.signals`);
 the main thread's loop (:meth:`Supervisor.manage`) wakes for it, for the parent's exit (a pidfd),
 or every tick, and does the work: SIGTERM, SIGINT or SIGHUP stops the manager, SIGCHLD reaps the
 orphans of our bridges that the kernel handed to us (we are their subreaper), and every tick
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import threading
 
     from ..config import Config
-    from ..serving.signals import SignalQueue
+    from ..process.signals import SignalQueue
     from .launch import Launcher
     from .ports import PortAllocator
 

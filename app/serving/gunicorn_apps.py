@@ -91,7 +91,7 @@ class BridgeApplication(BaseApplication):
 
 
 class ServerApplication(BaseApplication):
-    """``pinchtab server``: one gthread worker serving ``create_server_app(config)``.
+    """``pinchtab server``: one gthread worker serving ``server_app(config)``.
 
     The master stays a plain arbiter. Its ``on_starting`` hook starts the instance manager (a
     fresh interpreter, ``app.orchestrator.manager``) and ``on_exit`` stops it; the worker reaches
@@ -112,9 +112,9 @@ class ServerApplication(BaseApplication):
         apply_settings(self, {"on_starting": self._on_starting, "on_exit": self._on_exit})
 
     def load(self):  # type: ignore[no-untyped-def]
-        from ..orchestrator.app import create_server_app
+        from .apps import server_app
 
-        app = create_server_app(self.pt_config)
+        app = server_app(self.pt_config)
         remember_proxies(app, self.cfg)
         # POST /shutdown stops the server (and so its manager and instances) as a TERM signal would.
         app.extensions["pinchtab.shutdown"] = lambda: os.kill(os.getppid(), signal.SIGTERM)

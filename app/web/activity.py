@@ -17,7 +17,6 @@ from urllib.parse import parse_qsl
 from flask import Flask
 from werkzeug.wsgi import ClosingIterator
 
-from ..access.auth import SESSION_AGENT
 from ..config import Config
 
 UNLOGGED = ("/health", "/openapi.json", "/help")
@@ -30,6 +29,9 @@ QUIET_HEADER = "X-PinchTab-Quiet"
 DASHBOARD_AGENT = "dashboard"  # the dashboard's X-Agent-Id: a person at the dashboard, not an agent
 _QUIET_ENVIRON = "HTTP_" + QUIET_HEADER.upper().replace("-", "_")
 _READS = ("GET", "HEAD")
+# The WSGI environ key naming a session caller's agent: auth sets it, this log reads it (it sees the
+# environ only).
+SESSION_AGENT = "pinchtab.session_agent"
 
 
 def server_dir(state_dir: Path) -> Path:

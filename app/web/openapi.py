@@ -19,8 +19,8 @@ from flask import Flask
 from flask_smorest.spec.plugins import FlaskPlugin
 from marshmallow import Schema, fields
 
-from ..access.public import PUBLIC_PATHS
 from .parser import parser
+from .public import PUBLIC_PATHS
 
 # Schemas of answers that are not JSON (alt_response and raw content types).
 BINARY = {"type": "string", "format": "binary"}
@@ -129,7 +129,7 @@ class _SchemaRulesPlugin(BasePlugin):
 
 
 class _BearerPlugin(BasePlugin):
-    """Every operation but the public ones (``app.access.public``) needs the bearer token."""
+    """Every operation but the public ones (``app.web.public``) needs the bearer token."""
 
     def operation_helper(self, path: str | None = None, operations: dict[str, Any] | None = None,
                          **kwargs: Any) -> None:

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from app.serving.line_server import NO_REQUEST, LineServer
-from app.serving.signals import SignalQueue
+from app.process.line_server import NO_REQUEST, LineServer
+from app.process.signals import SignalQueue
 
 
 # --- signals --------------------------------------------------------------------------------------
@@ -122,7 +122,7 @@ def test_a_connection_too_many_is_answered_then_closed(served: LineServer):
 
 
 def test_a_live_socket_is_refused_and_a_stale_one_replaced(served: LineServer, tmp_path: Path):
-    from app.serving.line_server import SocketInUse
+    from app.process.line_server import SocketInUse
 
     with pytest.raises(SocketInUse):
         LineServer(served.path, lambda r: lambda: r, _error, name="second", max_line_bytes=64).start()

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import yaml
+from support import ROOT
 
 from app.config import load_config
-from support import ROOT
 
 KUBE = ROOT / "deploy" / "kubernetes"
 

@@ -18,8 +18,8 @@ from profiles.errors import (
     StoreWriteError,
     UnsafePath,
 )
-from profiles.names import profile_id
 from profiles.meta import CORRUPT_META, MISSING_META, UNSAFE_META
+from profiles.names import profile_id
 from profiles.store import RESET_PATHS, ProfileStore
 
 

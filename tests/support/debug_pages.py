@@ -17,7 +17,7 @@ from typing import Any
 import websocket
 
 from app.debug import protocol
-from app.serving.local_server import LocalServer
+from app.process.local_server import LocalServer
 from support.waits import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]

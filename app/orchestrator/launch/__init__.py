@@ -20,10 +20,35 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from pathlib import Path
 
+    import requests
+
+    from ...config import Config
     from ..children import Child
-    from ..instances import Instance
+    from ..instances import EventRing, Instance
 
 log = logging.getLogger(__name__)
+
+
+class Host(Protocol):
+    """What launching sees of the manager it works for: its table under its lock, its events, and
+    how a change is told (so launching never imports the manager that imports it)."""
+
+    config: Config
+    http: requests.Session
+    instances: dict[str, Instance]
+    instances_dir: Path
+    pid_dir: Path
+    events: EventRing
+    launcher: Launcher
+    _lock: threading.RLock
+    _cond: threading.Condition
+    _halting: threading.Event
+
+    def _changed(self) -> None: ...
+
+    def _publish(self, event_type: str, inst: Instance, status: str | None = None) -> None: ...
+
+    def _fail(self, inst: Instance, reason: str) -> None: ...
 
 
 class Launcher(Protocol):

@@ -19,13 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from .. import instances as lifecycle
 from ..errors import BadManagerRequest, OrchestratorError
-from . import start_thread
+from . import Host, start_thread
 from .providers import Health, Lease, Provider, ProviderDown, ProviderFull, build
 from .providers.placement import Room, order
 
 if TYPE_CHECKING:
     from ..instances import Instance
-    from ..manager import Manager
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +47,7 @@ class NoCapacity(OrchestratorError):
 class Fleet:
     """The providers of one server, and which instance holds which lease."""
 
-    def __init__(self, m: Manager) -> None:
+    def __init__(self, m: Host) -> None:
         self.m = m
         try:
             self.providers: dict[str, Provider] = {c.name: build(c) for c in m.config.browsers.fleet}

@@ -22,7 +22,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import requests
 
@@ -34,10 +34,7 @@ from .. import instances as lifecycle
 from ..children import Child
 from ..instances import Instance
 from ..protocol import ensure_private_dir
-from . import start_thread
-
-if TYPE_CHECKING:
-    from ..manager import Manager
+from . import Host, start_thread
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +55,7 @@ _ENV_DROP = ("CDP_URL",)
 class LocalLauncher:
     """Bridge children on this machine, for the manager ``m``."""
 
-    def __init__(self, m: Manager) -> None:
+    def __init__(self, m: Host) -> None:
         self.m = m
         self.http = m.http  # the manager's session: health polls and stop requests reuse its connections
         self._base = m.config.to_dict()

@@ -44,7 +44,7 @@ bp = Blueprint("login", __name__)
 
 def init_app(app: Flask, config: Config) -> LoginStore:
     """Give the app its login table (its limits from ``sessions.dashboard``). The login and logout
-    calls need no token: they are public routes (``app.access.public``)."""
+    calls need no token: they are public routes (``app.web.public``)."""
     limits = config.sessions.dashboard
     store = LoginStore(idle_s=limits.idle_timeout_sec, max_age_s=limits.max_lifetime_sec,
                        elevation_s=limits.elevation_window_sec, limiter=auth.guess_limiter(app))

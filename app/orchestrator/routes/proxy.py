@@ -1,7 +1,7 @@
 """The browser API in server mode: every bridge route, forwarded to the instance that owns it.
 
 The routes are read from the bridge app's own url_map (:func:`build_blueprint`, given the bridge
-app that ``app.serving.bridge_reference`` builds), less the server's own (:data:`NOT_FORWARDED`),
+app that ``app.serving.apps`` builds), less the server's own (:data:`NOT_FORWARDED`),
 so a route added to the bridge is served here with no change. Shorthand routes go to the default
 instance (or to the owner of a ``tabId`` they name); ``/tabs/{id}/...`` goes to the instance that
 has the tab. Large bodies stream both ways without being held whole (screenshots, PDFs, SSE);

@@ -32,7 +32,7 @@ from app.extension.commands import STOPPING_ERROR, TIMEOUT_ERROR, CommandQueue
 from app.extension.daemon import Daemon
 from app.extension.errors import DaemonRunning
 from app.extension.http import init_endpoints
-from app.serving.local_server import LocalServer
+from app.process.local_server import LocalServer
 from app.web import errors
 from app.web.jsonprovider import JSONProvider
 from app.web.openapi import init_api

@@ -17,7 +17,7 @@ from app.clients.cli import main
 from app.extension.commands import CommandQueue
 from app.extension.daemon import Daemon
 from app.extension.http import init_endpoints
-from app.serving.local_server import LocalServer
+from app.process.local_server import LocalServer
 from app.web import errors
 from app.web.jsonprovider import JSONProvider
 from app.web.openapi import init_api

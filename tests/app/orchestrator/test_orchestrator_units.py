@@ -200,7 +200,7 @@ class _NoManager:
 
 
 def _server_app(tmp_path: Path, **overrides: Any) -> Any:
-    from app.orchestrator.app import create_server_app
+    from app.serving.apps import server_app as create_server_app
 
     app = create_server_app(make_config(tmp_path, **overrides), client=_NoManager(), start_watch=False)
     app.testing = True
@@ -317,8 +317,8 @@ class _OneInstance:
 
 
 def test_a_starting_instance_answers_503_with_retry_after_and_a_dead_one_502(tmp_path, monkeypatch):
-    from app.orchestrator.app import create_server_app
     from app.orchestrator.routes import proxy
+    from app.serving.apps import server_app as create_server_app
 
     monkeypatch.setattr(proxy, "START_WAIT_S", 0.05)
     with socket.socket() as s:  # a port nobody listens on

@@ -46,7 +46,7 @@ def build_blueprint_app(config: Any, token: str = "") -> Flask:
 
 
 def build_server_app(config: Any, token: str = "") -> Flask:
-    from app.orchestrator.app import create_server_app
+    from app.serving.apps import server_app as create_server_app
 
     app = create_server_app(config, start_watch=False)  # never the manager's watcher in these tests
     app.testing = True

@@ -1,6 +1,6 @@
 """Server mode's own routes keep to their contracts: each answer is its declared schema's dump, so a
 field the schema lacks never reaches a caller; the server's package stands apart from the bridge's
-(it reads the bridge's routes from the app ``app.serving.bridge_reference`` builds); and the
+(it reads the bridge's routes from the app ``app.serving.apps`` builds); and the
 public routes, kept once, are the only ones the token check and the document leave open."""
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ class _OneRecord:
 
 @pytest.fixture
 def app(tmp_path: Path) -> Any:
-    from app.orchestrator.app import create_server_app
+    from app.serving.apps import server_app as create_server_app
 
     return create_server_app(make_config(tmp_path, **{"scheduler.enabled": True, "server.token": "t0ken"}),
                              client=_OneRecord(), start_watch=False)  # type: ignore[arg-type]
