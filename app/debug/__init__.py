@@ -19,15 +19,12 @@ if TYPE_CHECKING:   # Flask loads with the servers, not with every `pinchtab` ve
 def init_debug(app: Flask, api: Any, config: Config, *, strict_sessions: bool = True,
                store: Path | None = None) -> Hub:
     """Serve debug sessions on ``app``; ``store`` keeps the ids of made sessions across restarts."""
-    from ..access import auth, web_origin
-    from . import routes, sockets
+    from . import admission, routes, sockets
     from .hub import Hub
 
     hub = Hub(max_connections=config.debug.max_connections, max_session_bytes=config.debug.max_session_bytes,
               max_frame_bytes=config.debug.max_frame_bytes, strict_sessions=strict_sessions, store=store)
     sockets.init_sockets(app, hub, config.debug.max_frame_bytes)
     routes.init_routes(app, api)
-    auth.allow_public(app, sockets.is_public)
-    for door in sockets.doors(config.debug.allowed_origins):
-        web_origin.admit(app, door)
+    admission.install(app, config)
     return hub

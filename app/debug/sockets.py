@@ -22,7 +22,6 @@ from flask import Blueprint, Flask, current_app, g, request
 from flask_sock import Sock
 from marshmallow import fields, validate
 
-from ..access import web_origin
 from ..sockets import limiter, served
 from ..web.errors import NotFound
 from ..web.schemas import Loose
@@ -38,24 +37,6 @@ _agent_ids = itertools.count(1)
 
 def hub() -> Hub:
     return current_app.extensions["pinchtab.debug"]
-
-
-def doors(allowed_origins: tuple[str, ...]) -> list[web_origin.Door]:
-    """What the debug bridge takes from pages beyond the server's own: apps from a loopback dev
-    server (``localhost:*``, ``127.0.0.1:*``) or ``debug.allowedOrigins``, and the page SDK's script
-    from anywhere (it holds no data). An agent with a web Origin needs ``server.allowedOrigins``."""
-    listed = frozenset(web_origin.normalize_origin(o) for o in allowed_origins)
-
-    def app_origin(origin: str) -> bool:
-        return web_origin.is_loopback_origin(origin) or web_origin.normalize_origin(origin) in listed
-
-    return [web_origin.Door("/debug", app_origin, when=lambda q: q.get("role", ["app"])[0] != "agent"),
-            web_origin.Door("/debug/sdk.js")]
-
-
-def is_public(req: Any) -> bool:
-    """An app joins with the session id as its capability (a page cannot send a bearer token)."""
-    return req.path == "/debug" and req.args.get("role", "app") != "agent"
 
 
 class SocketQuery(Loose):

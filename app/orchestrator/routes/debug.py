@@ -34,8 +34,8 @@ from flask_sock import Sock
 from marshmallow import EXCLUDE
 from werkzeug.wsgi import ClosingIterator
 
-from ...access import auth, web_origin
 from ...config import Config
+from ...debug import admission as debug_admission
 from ...debug import routes as debug_routes
 from ...debug import sockets as debug_sockets
 from ...sockets import limiter, served
@@ -380,8 +380,5 @@ def init_app(app: Flask, config: Config) -> None:
     # The caller's frame limit is the instances' own: a larger frame closes with 1009 here.
     served.configure(app, max_frame_bytes=config.debug.max_frame_bytes)
     app.register_blueprint(bp)
-    # An app joins with the session id as its capability; the SDK is public, as on the bridge.
-    auth.allow_public(app, debug_sockets.is_public)
-    for door in debug_sockets.doors(config.debug.allowed_origins):
-        web_origin.admit(app, door)
+    debug_admission.install(app, config)  # as on the bridge: apps by session id and Origin
     app.extensions.setdefault("pinchtab.on_shutdown", []).append(relays.close_all)

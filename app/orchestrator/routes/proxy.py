@@ -36,7 +36,9 @@ NOT_FORWARDED = frozenset({"/health", "/openapi.json", "/help", "/shutdown", "/s
                            "/sessions/<session_id>", "/sessions/<session_id>/revoke"})
 # gunicorn writes its own Date and Server: copies would make duplicate headers.
 DROP_RESPONSE = HOP_BY_HOP | {"date", "server"}
-START_WAIT_S = 10.0  # how long a request waits for an instance that is starting or restarting
+# How long a request waits for an instance that is starting or restarting: a launch takes seconds, and
+# on a busy host more than ten; an agent is better served by a late answer than by a retry loop.
+START_WAIT_S = 30.0
 RETRY_AFTER_S = 2
 STREAM_CHUNK = 64 * 1024
 BUFFER_BODY_MAX = 1024 * 1024  # request bodies up to this are read whole (so a tabId can be found)

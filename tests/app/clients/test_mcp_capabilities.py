@@ -70,7 +70,9 @@ def test_network_log_detail_clear_and_interception(mcp, site):
         tab = json.loads(await s.ok("pinchtab_navigate", url=site.url("mcp_network.html"), newTab=True))["tabId"]
 
         async def missing() -> list[dict[str, Any]]:
-            return json.loads(await s.ok("pinchtab_network", tabId=tab, filter="mcp_missing"))["entries"]
+            # Listed from its request on; the 404 is recorded when its response comes.
+            entries = json.loads(await s.ok("pinchtab_network", tabId=tab, filter="mcp_missing"))["entries"]
+            return [e for e in entries if e.get("status")]
 
         (entry,) = await until(missing)
         assert "items" not in json.loads(await s.ok("pinchtab_network", tabId=tab))  # not the same list twice
