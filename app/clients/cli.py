@@ -25,11 +25,14 @@ VERBS: tuple[tuple[str, tuple[str, ...]], ...] = tuple((declarer, tuple(names.sp
     ("app.clients.cli_serve:register", "bridge server mcp extension"),
     ("app.clients.debug_cli:add_parser", "debug"),
     ("app.extension.cli:add_parser", "ext"),
-    ("app.clients.cli_verbs:register",
-     "nav goto navigate open quick back forward reload snap snapshot click dblclick hover focus type fill press "
-     "select check uncheck scroll scrollintoview drag mouse keyboard keydown keyup dialog text title url html styles "
-     "value box visible enabled checked count attr find eval evaluate wait screenshot ss pdf console errors tabs tab "
-     "close handoff resume handoff-status health instances profiles"),
+    ("app.clients.cli_page:register_navigation", "nav goto navigate open quick back forward reload snap snapshot"),
+    ("app.clients.cli_actions:register",
+     "click dblclick hover focus type fill press select check uncheck scroll scrollintoview drag mouse keyboard "
+     "keydown keyup dialog"),
+    ("app.clients.cli_page:register_reading",
+     "text title url html styles value box visible enabled checked count attr find eval evaluate wait"),
+    ("app.clients.cli_capture:register", "screenshot ss pdf console errors"),
+    ("app.clients.cli_tabs:register", "tabs tab close handoff resume handoff-status health instances profiles"),
     ("app.clients.cli_features:register",
      "network route unroute cookies storage state clipboard cache record set frame annotate capture cap download "
      "upload instance activity"),

@@ -454,7 +454,7 @@ def _words_verb(v: Verbs, name: str, summary: str, fn: Verb, choices: tuple[str,
 
 def register(sub: Any) -> None:
     """Add these verbs, up to ``activity``, to the ``pinchtab`` subparsers (after
-    :func:`app.clients.cli_verbs.register`; audit, compare, scrape and session follow)."""
+    :func:`app.clients.cli_tabs.register`; audit, compare, scrape and session follow)."""
     v = Verbs(sub)
     p = _words_verb(v, "network", "list or inspect network requests; network route|unroute", network,
                     ("route", "unroute"), required=False)

@@ -22,8 +22,9 @@ from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
+from .mcp_page_tools import navigate
 from .mcp_toolkit import ToolError, ToolSpec, check_args, check_tools, error_result, no_such_route
-from .mcp_tools import INSTRUCTIONS, TOOLS, navigate
+from .mcp_tools import INSTRUCTIONS, TOOLS
 from .rest import Client, ClientError, connect
 
 __all__ = ["TOOLS", "ToolError", "ToolSpec", "build_server", "check_tools", "navigate", "run", "serve"]

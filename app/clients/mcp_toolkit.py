@@ -20,7 +20,7 @@ from mcp import types
 
 from .rest import Client, ClientError
 
-__all__ = ["Content", "Handler", "ToolError", "ToolSpec", "as_json", "check_args", "check_tools",
+__all__ = ["Content", "Handler", "ToolError", "ToolSpec", "as_json", "check_args", "check_tools", "declarer",
            "error_result", "no_such_route", "p", "text"]
 
 Content = types.ContentBlock
@@ -58,6 +58,21 @@ class ToolSpec:
     def to_mcp(self) -> types.Tool:
         return types.Tool(name=self.name, description=self.description, input_schema=self.input_schema(),
                           annotations=types.ToolAnnotations(read_only_hint=True) if self.read_only else None)
+
+
+def declarer(specs: list[ToolSpec]) -> Callable[..., Callable[[Handler], Handler]]:
+    """The ``@tool(name, description, route=..., **parameters)`` decorator of a family of tools: it adds
+    each tool it declares to ``specs``, in the order declared (the order the tool list shows)."""
+
+    def tool(name: str, description: str, /, *, route: str, required: tuple[str, ...] = (), read_only: bool = False,
+             aliases: Mapping[str, str] | None = None, **properties: Mapping[str, Any]) -> Callable[[Handler], Handler]:
+        def register(fn: Handler) -> Handler:
+            specs.append(ToolSpec(name, description, properties, required, read_only, fn, dict(aliases or {}), route))
+            return fn
+
+        return register
+
+    return tool
 
 
 def p(type_: str | list[str], description: str, /, **extra: Any) -> dict[str, Any]:

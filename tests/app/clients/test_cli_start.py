@@ -27,7 +27,8 @@ from bench.processes import free_port
 # modules of other verbs.
 HEAVY = ("marshmallow", "requests", "app.config.settings", "app.config.sources", "app.web.files", "logging",
          "app.clients.cli_admin", "app.clients.cli_config", "app.clients.cli_features", "app.clients.cli_audit",
-         "app.clients.cli_scrape", "app.clients.debug_cli", "app.clients.cli_serve", "app.extension")
+         "app.clients.cli_scrape", "app.clients.debug_cli", "app.clients.cli_serve", "app.extension",
+         "app.clients.cli_actions", "app.clients.cli_capture")
 
 
 def _loaded_after(args: list[str], home: Path, env: dict[str, str] | None = None) -> dict[str, Any]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.clients import mcp_tools
+from app.clients import mcp_params, mcp_tools
 from app.clients.mcp_toolkit import ToolError, check_args
 
 BY_NAME = {s.name: s for s in mcp_tools.TOOLS}
@@ -51,7 +51,7 @@ def test_types_enums_lists_and_ranges_are_checked():
 
 
 def test_an_element_is_named_once_and_words_become_a_find():
-    target = mcp_tools.target
+    target = mcp_params.target
     assert target({"ref": "e5"}) == {"ref": "e5"}
     assert target({"selector": "e5"}) == {"ref": "e5"}
     assert target({"selector": "#go"}) == {"selector": "#go"}
@@ -70,5 +70,5 @@ def test_an_element_is_named_once_and_words_become_a_find():
 
 
 def test_snap_maps_the_originals_boolean_to_a_compact_snapshot():
-    assert [mcp_tools.snap_mode(v) for v in (True, False, None, "compact", "diff")] == [
+    assert [mcp_params.snap_mode(v) for v in (True, False, None, "compact", "diff")] == [
         "compact", "", "", "compact", "diff"]
