@@ -144,6 +144,10 @@ class ServedSocket:
                 while (frame := ws.receive(timeout=0)) is not None:
                     self.on_frame(frame)
                 self.tick()
+            # A peer's last frames can come with its close (a page answers, then navigates away):
+            # they are in the buffer though the socket is no longer connected, so take them too.
+            while not ws.connected and (frame := ws.receive(timeout=0)) is not None:
+                self.on_frame(frame)
             if self.closing is not None and ws.connected:
                 self.tick()
                 with self.send_lock:
