@@ -63,10 +63,11 @@ case "$cmd" in
     if [ ! tests/fleet/node_modules/.package-lock.json -nt tests/fleet/package-lock.json ]; then
       npm ci --prefix tests/fleet --no-audit --no-fund --loglevel=error
     fi
-    # In parallel (pytest-xdist): PYTEST_WORKERS workers, each with its own browser, a test module on
-    # one worker (tests/conftest.py hands out the longest first). `-n 0` or `-p no:xdist` after
-    # `test` runs the tests in this process.
-    parallel=(-n "${PYTEST_WORKERS:-4}" --dist loadfile)
+    # In parallel (pytest-xdist): PYTEST_WORKERS workers (default two, one per core of a small
+    # machine; more only overloads it), each with its own browser, a test module on one worker
+    # (tests/conftest.py hands out the longest first). `-n 0` or `-p no:xdist` after `test` runs
+    # the tests in this process.
+    parallel=(-n "${PYTEST_WORKERS:-2}" --dist loadfile)
     case " $* " in *" no:xdist "* | *" -pno:xdist "*) parallel=() ;; esac
     PATH="$PWD/.venv/bin:$PATH" exec .venv/bin/python -m pytest -q ${parallel[@]+"${parallel[@]}"} "$@" ;;
   *) echo "usage: scripts/dev.sh start|test [args]" >&2; exit 2 ;;
