@@ -97,7 +97,14 @@
       const data = rApply(native, self, args);
       if (data && !rApply(wsHas, noised, [data])) {
         rApply(wsAdd, noised, [data]);
-        for (let i = 0, n = data.length; i < n; i += 97) data[i] += ((mix(i) / 4294967296) - 0.5) * 2e-7;
+        for (let i = 0, n = data.length; i < n; i += 97) {
+          // Samples are float32: a nudge under half a unit in the last place would round away and
+          // leave the fingerprint native for some seeds, so each one moves by at least one unit.
+          const before = data[i];
+          const nudge = ((mix(i) / 4294967296) - 0.5) * 2e-7;
+          data[i] = before + nudge;
+          if (data[i] === before) data[i] = before + (nudge < 0 ? -1 : 1) * Math.max(Math.abs(before) * 1.2e-7, 1e-30);
+        }
       }
       return data;
     });
