@@ -29,18 +29,9 @@ def page_script(name: str) -> str:
     return resources.files("cdp").joinpath("scripts", name).read_text(encoding="utf-8")
 
 
-# The snapshot engine's parts, in order: one closure once joined (the first opens it, the last closes it).
-SNAPSHOT_PARTS = ("snapshot.js", "snapshot_roles.js", "snapshot_names.js", "snapshot_walk.js")
-
-
-def snapshot_script() -> str:
-    """The in-page snapshot engine as one script (what the isolated world and its conformance test run)."""
-    return "".join(page_script(name) for name in SNAPSHOT_PARTS)
-
-
 def world_scripts() -> str:
     """What our isolated world holds: the snapshot walker, then the DOM helpers that extend it."""
-    return snapshot_script() + "\n;\n" + page_script("dom.js")
+    return page_script("snapshot.js") + "\n;\n" + page_script("dom.js")
 
 
 class Browser:

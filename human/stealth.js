@@ -2,10 +2,7 @@
  * Stealth patches for the page's main world, injected before any page script of every document
  * (Page.addScriptToEvaluateOnNewDocument). human/stealth.py appends the configuration: the level
  * (light, medium, full), a per-process token and noise seed, languages, screen size, brands and
- * WebGL strings. The script ships as two files joined in order by stealth.py: this one opens the
- * function and holds the plumbing and the navigator/persona patches (light and medium);
- * stealth_fingerprint.js holds the rendering fingerprint patches (full), installs the patches in
- * each window and closes the function.
+ * WebGL strings.
  *
  * Principles:
  * - Patch what a headless browser gets wrong, not what it already gets right: most light patches
@@ -458,3 +455,155 @@
       return d;
     });
   }
+
+  // --- full ----------------------------------------------------------------------------------
+  const SOFTWARE_GL = /swiftshader|llvmpipe|softpipe|software/i;
+
+  function patchWebGL(win) {
+    const software = new WeakMap(); // context -> whether its real renderer is a software one
+    for (const C of [win.WebGLRenderingContext, win.WebGL2RenderingContext]) {
+      if (!C) continue;
+      patchMethod(C.prototype, 'getParameter', (native, self, args) => {
+        const v = rApply(native, self, args);
+        const p = args[0];
+        if (p !== 0x9245 && p !== 0x9246) return v; // UNMASKED_VENDOR_WEBGL, UNMASKED_RENDERER_WEBGL
+        if (!rApply(wmHas, software, [self])) {
+          rApply(wmSet, software, [self, SOFTWARE_GL.test(String(rApply(native, self, [0x9246])))]);
+        }
+        if (!rApply(wmGet, software, [self]) || typeof v !== 'string') return v;
+        return p === 0x9245 ? cfg.webglVendor : cfg.webglRenderer;
+      });
+    }
+  }
+
+  // Canvas and audio fingerprints: a small noise, the same for every read in this browser session
+  // (a value that changes between two reads is a tell of its own) and different in the next one.
+  const SEED = (cfg.seed >>> 0) || 42;
+  function mix(i) {
+    let h = (SEED ^ Math.imul(i, 0x9E3779B1)) >>> 0;
+    h = Math.imul(h ^ (h >>> 16), 0x85EBCA6B);
+    h = Math.imul(h ^ (h >>> 13), 0xC2B2AE35);
+    return (h ^ (h >>> 16)) >>> 0;
+  }
+
+  // One pixel in sixteen (by its place on the canvas) gets the low bit of one colour flipped;
+  // transparent pixels are left alone.
+  function noisePixels(data, x0, y0, width, canvasWidth) {
+    for (let p = 0, n = data.length; p < n; p += 4) {
+      if (data[p + 3] === 0) continue;
+      const k = p >>> 2;
+      const h = mix((y0 + ((k / width) | 0)) * canvasWidth + x0 + (k % width));
+      if ((h & 15) !== 0) continue;
+      const c = p + ((h >>> 4) % 3);
+      data[c] = data[c] ^ 1;
+    }
+  }
+
+  function patchCanvas(win) {
+    const C = win.HTMLCanvasElement && win.HTMLCanvasElement.prototype;
+    const C2D = win.CanvasRenderingContext2D && win.CanvasRenderingContext2D.prototype;
+    if (!C || !C2D) return;
+    const kinds = new WeakMap(); // canvas -> its context type: only 2d drawings are noised
+    const nativeGetImageData = C2D.getImageData;
+    const nativePut = C2D.putImageData;
+    const nativeDraw = C2D.drawImage;
+    const nativeGetContext = C.getContext;
+    const createElement = win.Document.prototype.createElement;
+    patchMethod(C, 'getContext', (native, self, args) => {
+      const ctx = rApply(native, self, args);
+      if (ctx && !rApply(wmHas, kinds, [self])) rApply(wmSet, kinds, [self, String(args[0])]);
+      return ctx;
+    });
+    patchMethod(C2D, 'getImageData', (native, self, args) => {
+      const img = rApply(native, self, args);
+      const canvas = self.canvas;
+      if (img && canvas) noisePixels(img.data, args[0] | 0, args[1] | 0, img.width, canvas.width);
+      return img;
+    });
+    // The export of a noised copy, so the canvas itself is never changed.
+    const noisedCopy = (canvas) => {
+      if (rApply(wmGet, kinds, [canvas]) !== '2d' || !canvas.width || !canvas.height) return null;
+      const copy = rApply(createElement, win.document, ['canvas']);
+      copy.width = canvas.width;
+      copy.height = canvas.height;
+      const ctx = rApply(nativeGetContext, copy, ['2d']);
+      rApply(nativeDraw, ctx, [canvas, 0, 0]);
+      const img = rApply(nativeGetImageData, ctx, [0, 0, copy.width, copy.height]);
+      noisePixels(img.data, 0, 0, copy.width, copy.width);
+      rApply(nativePut, ctx, [img, 0, 0]);
+      return copy;
+    };
+    for (const name of ['toDataURL', 'toBlob']) {
+      patchMethod(C, name, (native, self, args) => {
+        let copy = null;
+        try { copy = noisedCopy(self); } catch (_) { /* a tainted canvas: the native call throws as it should */ }
+        return rApply(native, copy || self, args);
+      });
+    }
+  }
+
+  function patchAudio(win) {
+    const AB = win.AudioBuffer && win.AudioBuffer.prototype;
+    if (!AB) return;
+    const noised = new WeakSet();
+    const wsHas = WeakSet.prototype.has;
+    const wsAdd = WeakSet.prototype.add;
+    patchMethod(AB, 'getChannelData', (native, self, args) => {
+      const data = rApply(native, self, args);
+      if (data && !rApply(wsHas, noised, [data])) {
+        rApply(wsAdd, noised, [data]);
+        for (let i = 0, n = data.length; i < n; i += 97) {
+          // Samples are float32: a nudge under half a unit in the last place would round away and
+          // leave the fingerprint native for some seeds, so each one moves by at least one unit.
+          const before = data[i];
+          const nudge = ((mix(i) / 4294967296) - 0.5) * 2e-7;
+          data[i] = before + nudge;
+          if (data[i] === before) data[i] = before + (nudge < 0 ? -1 : 1) * Math.max(Math.abs(before) * 1.2e-7, 1e-30);
+        }
+      }
+      return data;
+    });
+    // copyFromChannel reads the same samples: noised first, through getChannelData.
+    const noisedGet = AB.getChannelData;
+    patchMethod(AB, 'copyFromChannel', (native, self, args) => {
+      rApply(noisedGet, self, [args[1] | 0]);
+      return rApply(native, self, args);
+    });
+    const AN = win.AnalyserNode && win.AnalyserNode.prototype;
+    patchMethod(AN, 'getFloatFrequencyData', (native, self, args) => {
+      const out = rApply(native, self, args);
+      const arr = args[0];
+      if (arr && arr.length) for (let i = 0; i < arr.length; i += 7) arr[i] += ((mix(i) / 4294967296) - 0.5) * 1e-4;
+      return out;
+    });
+  }
+
+  // --- per window ----------------------------------------------------------------------------
+  function install(win) {
+    let toString;
+    try { toString = win.Function.prototype.toString; } catch (_) { return; } // cross-origin
+    if (known(toString)) return; // this realm is patched already (by us or by its own injection)
+    patchToString(win);
+    attempt(() => patchWebdriver(win));
+    attempt(() => patchChrome(win));
+    attempt(() => patchPlugins(win));
+    attempt(() => patchLanguages(win));
+    attempt(() => patchPermissions(win));
+    attempt(() => patchWindowSize(win));
+    attempt(() => removeMarkers(win));
+    attempt(() => patchConnection(win));
+    attempt(() => patchBattery(win));
+    if (rank >= 2) {
+      attempt(() => patchUserAgentData(win));
+      attempt(() => patchHardware(win));
+      attempt(() => patchFrames(win));
+    }
+    if (rank >= 3) {
+      attempt(() => patchWebGL(win));
+      attempt(() => patchCanvas(win));
+      attempt(() => patchAudio(win));
+    }
+  }
+
+  attempt(() => install(window));
+})(/*@config*/ null);

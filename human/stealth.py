@@ -250,15 +250,11 @@ def _script_values(level: str, meta: Mapping[str, Any], window: tuple[int, int],
     }
 
 
-# The stealth script's parts, in order: one function once joined (the first opens it, the last closes it).
-SCRIPT_PARTS = ("stealth.js", "stealth_fingerprint.js")
-
-
 def script_source(level: str, version: str | Mapping[str, Any], **config: Any) -> str:
-    """The stealth script (its parts joined in order) with its configuration filled in ("" at off)."""
+    """stealth.js with its configuration filled in ("" at off)."""
     if rank(level) == 0:
         return ""
-    text = "".join(resources.files("human").joinpath(part).read_text(encoding="utf-8") for part in SCRIPT_PARTS)
+    text = resources.files("human").joinpath("stealth.js").read_text(encoding="utf-8")
     cfg = json.dumps(script_config(level, version, **config), separators=(",", ":"))
     text = text.replace("/*@config*/ null", cfg)
     if rank(level) >= 3:

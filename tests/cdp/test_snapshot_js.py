@@ -1,4 +1,4 @@
-"""Conformance of the in-page snapshot engine (cdp/scripts/snapshot*.js) with Chrome.
+"""Conformance of the in-page snapshot engine (cdp/scripts/snapshot.js) with Chrome.
 
 The engine computes roles and accessible names inside the page because
 ``Accessibility.getFullAXTree`` is far too slow on large pages; agents rely on those roles and
@@ -21,13 +21,13 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cdp.browser import snapshot_script
-
-SCRIPT = snapshot_script()  # the engine's parts joined as production joins them
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = (ROOT / "cdp" / "scripts" / "snapshot.js").read_text(encoding="utf-8")
 WORLD = "pinchtab_conformance"  # a world of our own: the script under test, not the app's copy
 
 FIXTURES = ["ax_forms.html", "ax_aria.html", "ax_shadow.html", "ax_misc.html", "ax_names.html",
