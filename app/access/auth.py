@@ -134,7 +134,7 @@ COOKIE_ROUTES: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = tuple(
         (("GET", "HEAD"), "|".join((
             r"/health", r"/metrics", r"/api/metrics", r"/api/activity", r"/api/events", r"/api/config",
             rf"/api/agents(?:/{_ID}(?:/events)?)?", r"/sessions(?:/.+)?", r"/profiles", rf"/profiles/{_ID}/analytics",
-            r"/instances", r"/instances/tabs", r"/instances/metrics",
+            r"/instances", r"/instances/tabs", r"/instances/metrics", r"/providers",
             rf"/instances/{_ID}/(?:tabs|logs|logs/stream|proxy/screencast)", r"/screencast",
             rf"/tabs/{_ID}/(?:screenshot|pdf)", rf"/debug/sessions(?:/{_ID})?", r"/events"))),
         (("POST",), "|".join((

@@ -37,6 +37,8 @@ def inside(base: Path, requested: str | None, default_name: str) -> Path:
 
 
 OUTPUTS = "outputs"   # the one folder of the state dir that callers write to
+SAVED_STATES = "sessions"   # saved states (the bridge's /state routes); server mode shares one for every instance
+STATE_NAME = r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$"   # a saved state's name: one safe file name, no dot first
 
 
 def output_file(state_dir: Path, requested: str, default_name: str) -> Path:

@@ -25,7 +25,7 @@ from cdp.tab import Tab
 
 from ...web import untrusted_json
 from ...web.errors import APIError, BadRequest, NotFound, disabled
-from ...web.files import contained, entries, inside, read_contained, stamp, write_atomic
+from ...web.files import SAVED_STATES, contained, entries, inside, read_contained, stamp, write_atomic
 from ...web.openapi import Blueprint, ErrorSchema
 from .. import state_cipher
 from ..contract import TabQuerySchema
@@ -46,7 +46,7 @@ from .state_contract import (
 
 bp = Blueprint("state", __name__)
 
-SESSIONS = "sessions"
+SESSIONS = SAVED_STATES
 VERSION = 1
 MASK = "***"
 DISABLED = "saved state is off unless security.allowStateExport is set"

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from marshmallow import fields, validate
 
+from ...web.files import STATE_NAME
 from ...web.schemas import Loose
 from ..contract import MAX_COUNT, Answer, Number, RawList, TabIdMixin
 
 # --- what the routes take --------------------------------------------------------------------------------------------
-STATE_NAME = r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$"
 _STATE_NAME_ERROR = ("name must be 1-64 letters, digits, '-', '_' or '.', not starting with a dot "
                      "(no slashes: state files stay in <stateDir>/sessions)")
 

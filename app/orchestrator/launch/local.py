@@ -2,7 +2,8 @@
 
 :class:`LocalLauncher` is the one :class:`~app.orchestrator.launch.Launcher` today. For an instance
 the manager has registered (status ``starting``) it writes the child's config (the server's own,
-with the instance's port, profile, mode and state dir; never a token), starts ``python -m
+with the instance's port, profile, mode and state dir; never a token), links the state dir's
+activity and saved-state folders to the server's (one of each for every instance), starts ``python -m
 app.clients.cli bridge`` in a session of its own, and polls the child's ``/health`` on a thread
 until it answers (``running``, and an ``instance.started`` or ``instance.attached`` event) or the
 deadline passes (``error``, and the restart policy takes over). An extension instance then goes on
@@ -30,6 +31,8 @@ from profiles.atomic import write_bytes_atomic
 
 from ...extension import pairing
 from ...web import activity
+from ...web.files import SAVED_STATES
+from ...web.pools import close_pool_to
 from .. import instances as lifecycle
 from ..children import Child
 from ..instances import Instance
@@ -70,6 +73,7 @@ class LocalLauncher:
         state_dir = self.state_dir(inst)
         ensure_private_dir(state_dir)
         self._share_activity(state_dir)
+        self._share_states(state_dir)
         config_path = state_dir / "config.json"
         write_bytes_atomic(config_path, json.dumps(self.child_config(inst, state_dir), indent=2).encode())
         env = {k: v for k, v in os.environ.items() if not k.startswith(_ENV_DROP_PREFIXES) and k not in _ENV_DROP}
@@ -106,15 +110,23 @@ class LocalLauncher:
             return
         ensure_private_dir(self.m.config.server.state_dir / "activity")
         shared = ensure_private_dir(activity.server_dir(self.m.config.server.state_dir))
-        link = state_dir / "activity"
-        if link.is_symlink() and os.readlink(link) == str(shared):
-            return
-        if link.is_symlink():
-            link.unlink()
-        elif link.exists():
-            log.warning("%s is a directory of its own; that instance's activity stays there", link)
-            return
-        link.symlink_to(shared, target_is_directory=True)
+        _link(state_dir / "activity", shared, "activity")
+
+    def _share_states(self, state_dir: Path) -> None:
+        """Point the instance's saved-state folder at the server's: a state saved on one instance
+        loads on any other, one on a remote browser too (``POST /instances/start {"state"}``).
+
+        States an instance saved in a folder of its own (before the server shared them) move to the
+        server's, unless the server has one of the same name."""
+        shared = ensure_private_dir(self.m.config.server.state_dir / SAVED_STATES)
+        own = state_dir / SAVED_STATES
+        if own.is_dir() and not own.is_symlink():
+            for path in own.iterdir():
+                if path.is_file() and not path.is_symlink() and not (shared / path.name).exists():
+                    path.replace(shared / path.name)
+            if not any(own.iterdir()):
+                own.rmdir()
+        _link(own, shared, "saved states")
 
     def state_dir(self, inst: Instance) -> Path:
         # Per profile, so a profile's screenshots and activity outlive one instance id.
@@ -226,9 +238,23 @@ class LocalLauncher:
     def ask_shutdown(self, inst: Instance) -> None:
         """``POST /shutdown`` to the instance's bridge, bounded; no answer is an answer too (it is
         gone, or the signals that follow will reach it)."""
+        # A stopping bridge waits (2 s) for each client that keeps a connection alive to it: ours go.
+        close_pool_to(self.http.get_adapter(inst.url).poolmanager, inst.url)
         try:
-            self.http.post(f"{inst.url}/shutdown", headers={"Authorization": f"Bearer {inst.token}"},
-                           timeout=SHUTDOWN_REQUEST_S)
+            self.http.post(f"{inst.url}/shutdown", headers={"Authorization": f"Bearer {inst.token}",
+                                                            "Connection": "close"}, timeout=SHUTDOWN_REQUEST_S)
         except requests.RequestException as exc:
             log.info("instance %s: no answer to POST /shutdown (%s)", inst.id, type(exc).__name__)
 
+
+def _link(link: Path, shared: Path, what: str) -> None:
+    """Make ``link`` a symlink to the server's folder ``shared``; a real directory there is left as
+    it is (with a warning: that instance's ``what`` stays its own)."""
+    if link.is_symlink() and os.readlink(link) == str(shared):
+        return
+    if link.is_symlink():
+        link.unlink()
+    elif link.exists():
+        log.warning("%s is a directory of its own; that instance's %s stays there", link, what)
+        return
+    link.symlink_to(shared, target_is_directory=True)

@@ -52,6 +52,11 @@ class InstanceStartSchema(LaunchOptions):
     waitSec = fields.Float(load_default=0.0, validate=validate.Range(min=0, max=30),
                            metadata={"description": "when every provider is full: how long to wait for room "
                                                     "before 503 no_capacity"})
+    state = fields.String(load_default="", validate=validate.Length(max=64),
+                          metadata={"description": "a saved state (POST /state/save) to load once the instance "
+                                                   "runs: the start then answers when it is loaded (400 "
+                                                   "bad_state_name, 404 state_not_found before any launch; a "
+                                                   "load that fails stops the instance and answers its error)"})
 
 
 class ProviderRecord(Schema):
@@ -153,6 +158,26 @@ class InstanceRecord(Schema):
                                                           "(its pinchtab_url setting)"})
     extensionConnected = fields.Boolean(metadata={"description": "extension instances: whether the extension "
                                                                  "is connected now"})
+
+
+class StateOnStart(Schema):
+    """What the saved state named at the start restored (the instance's own ``POST /state/load``)."""
+
+    name = fields.String(required=True, allow_none=True, metadata={"description": "the state loaded (a name "
+                                                                                  "prefix finds the newest)"})
+    cookiesRestored = fields.Integer(required=True)
+    storageItemsRestored = fields.Integer(required=True, metadata={"description": "storage items written, every "
+                                                                                  "origin's (session storage is "
+                                                                                  "the load's tab's: it stays there)"})
+    origins = fields.List(fields.String(), required=True)
+    skippedOrigins = fields.List(fields.String(), required=True,
+                                 metadata={"description": "origins no tab could reach: their storage is not in"})
+
+
+class InstanceStartedResponse(InstanceRecord):
+    """The instance launched; with ``state`` in the request, running and what its load restored."""
+
+    state = fields.Nested(StateOnStart, metadata={"description": "start with state only"})
 
 
 class AttachResponse(InstanceRecord):
