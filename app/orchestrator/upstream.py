@@ -17,6 +17,7 @@ from werkzeug.wrappers import Request
 from ..config import Config
 from ..web.activity import DASHBOARD_AGENT, QUIET_HEADER
 from ..web.errors import APIError
+from ..web.pools import close_pool_to
 from .abandon import CallerWatch, WatchedPool
 from .mirror import InstanceMirror
 
@@ -49,6 +50,11 @@ class Upstream:
         self.session.trust_env = False  # never through an HTTP proxy from the environment: these are loopback
         # The longest a bridge may legitimately take before its first byte: a navigate or an action.
         self.read_timeout_s = float(max(config.timeouts.navigate_sec, config.timeouts.action_sec) + 30)
+
+    def close_connections(self, url: str) -> None:
+        """Close our kept-alive connections to an instance about to stop: its server would wait on them."""
+        close_pool_to(self.pool, url)
+        close_pool_to(self.session.get_adapter(url).poolmanager, url)
 
     def send(self, request: Request, record: dict[str, Any], token: str, body: Any) -> urllib3.BaseHTTPResponse:
         """Forward ``request`` to the instance; 502 ``instance_unreachable`` / 504 ``instance_timeout``."""

@@ -45,6 +45,13 @@ class Parser(FlaskParser):
             data = with_path_tab(data, (req.view_args or {}).get("tab_id"))
         return data
 
+    def _get_schema(self, argmap: Any, req: Any) -> Schema:
+        # A route names its schema class; webargs would build an instance per request, which costs
+        # more than loading with it. One instance per class serves every request (loading keeps no state).
+        if isinstance(argmap, type) and issubclass(argmap, Schema):
+            return schema_instance(argmap)
+        return super()._get_schema(argmap, req)
+
     def handle_error(self, error: ValidationError, req: Any, schema: Schema, *, error_status_code: int | None,
                      error_headers: Any) -> Any:
         # webargs files the messages under the location ({"json": {"url": [...]}}); the answer
@@ -72,9 +79,14 @@ def with_path_tab(data: dict[str, Any], path_tab_id: str | None) -> dict[str, An
 _SCHEMAS: dict[type[Schema], Schema] = {}
 
 
+def schema_instance(schema: type[Schema]) -> Schema:
+    """The one instance of ``schema`` that loads requests (building one costs more than loading with it)."""
+    inst = _SCHEMAS.get(schema)
+    if inst is None:
+        inst = _SCHEMAS[schema] = schema()
+    return inst
+
+
 def load(schema: type[Schema], data: dict[str, Any], path_tab_id: str | None = None) -> Any:
     """Validate ``data`` outside a route's own arguments (a step of a batch, say), as the parser would."""
-    inst = _SCHEMAS.get(schema)
-    if inst is None:  # one instance per class: building one costs more than loading with it
-        inst = _SCHEMAS[schema] = schema()
-    return inst.load(with_path_tab(data, path_tab_id))
+    return schema_instance(schema).load(with_path_tab(data, path_tab_id))

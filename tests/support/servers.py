@@ -112,12 +112,13 @@ class ServerProcess(ServerSubprocess):
         """TERM to the server (it stops its manager, which stops its instances), KILL after a deadline;
         then whatever a killed manager left behind, from its pidfiles."""
         from app.orchestrator.children import clean_orphans
+        from app.web.pools import close_session
 
+        close_session(self.http)  # first: a connection we keep alive would hold the server's stop for 2 s
         super().stop()
         pids = self.state_dir / "run" / "pids"
         if pids.is_dir():
             clean_orphans(pids)
-        self.http.close()
 
 
 class WorkerGunicorn(ServerSubprocess):
