@@ -117,13 +117,16 @@ def _mcp_parser(sub: Any) -> None:
     p.add_argument("--server", metavar="URL", default=argparse.SUPPRESS,
                    help="the pinchtab server (default: $PINCHTAB_SERVER, else 127.0.0.1 and the config's port); "
                         "the token comes from PINCHTAB_TOKEN or the config")
+    p.add_argument("--tools", choices=("core", "all"), default=argparse.SUPPRESS,
+                   help="the tools the tool list shows: core (the most used, fewer tokens each turn) or all; "
+                        "any tool answers when called by name (default: $PINCHTAB_MCP_TOOLS, else core)")
     p.set_defaults(run=run_mcp)
 
 
 def run_mcp(args: argparse.Namespace) -> int:
     from . import mcp_server  # the MCP SDK loads only for this command
 
-    return mcp_server.run(getattr(args, "server", None))
+    return mcp_server.run(getattr(args, "server", None), getattr(args, "tools", None))
 
 
 def build_config(args: argparse.Namespace) -> Config:

@@ -32,25 +32,24 @@ def list_tabs(client: Client, args: dict[str, Any]) -> list[Content]:
     return text(as_json([{k: t.get(k) for k in ("id", "title", "url")} for t in tabs]))
 
 
-@tool("pinchtab_switch_tab", "Make a tab your current tab, the one tools act on without tabId.", route="POST /tab",
-      required=("tabId",), tabId=p("string", "id from pinchtab_list_tabs"))
+@tool("pinchtab_switch_tab", "Make tabId your current tab.", route="POST /tab",
+      required=("tabId",), tabId=p("string", "from list_tabs"))
 def switch_tab(client: Client, args: dict[str, Any]) -> list[Content]:
     return text(as_json(client.post("/tab", {"action": "focus", "tabId": args["tabId"]})))
 
 
-@tool("pinchtab_close_tab", "Close a tab (default: your current tab).", route="POST /close",
-      tabId=p("string", "tab to close"))
+@tool("pinchtab_close_tab", "Close a tab.", route="POST /close", tabId=TAB)
 def close_tab(client: Client, args: dict[str, Any]) -> list[Content]:
     return text(as_json(client.post("/close", {"tabId": args["tabId"]} if args.get("tabId") else {})))
 
 
-@tool("pinchtab_health", "Whether the Pinchtab server and its browser are up.", route="GET /health", read_only=True)
+@tool("pinchtab_health", "Whether the server and browser are up.", route="GET /health", read_only=True)
 def health(client: Client, args: dict[str, Any]) -> list[Content]:
     return text(client.request("GET", "/health").text.strip())
 
 
-@tool("pinchtab_cookies", "Cookies the browser sends to the page (or url). Needs security.allowCookies.",
-      route="GET /cookies", read_only=True, tabId=TAB, url=p("string", "default: the current page"),
+@tool("pinchtab_cookies", "The page's (or url's) cookies (needs security.allowCookies).",
+      route="GET /cookies", read_only=True, tabId=TAB, url=p("string", "default: the page"),
       name=p("string", "only this cookie"))
 def cookies(client: Client, args: dict[str, Any]) -> list[Content]:
     return text(as_json(client.get("/cookies", {"url": args.get("url"), "name": args.get("name")}, tab=tab_of(args))))
@@ -58,7 +57,7 @@ def cookies(client: Client, args: dict[str, Any]) -> list[Content]:
 
 @tool("pinchtab_connect_profile", "Whether a profile's browser instance runs, and where (server mode).",
       route="GET /profiles/{id}/instance", required=("profile",), read_only=True,
-      profile=p("string", "profile name or id"))
+      profile=p("string", "name or id"))
 def connect_profile(client: Client, args: dict[str, Any]) -> list[Content]:
     reply = client.get(f"/profiles/{quote(args['profile'], safe='')}/instance")
     return text(as_json({"profile": args["profile"], **reply}))
@@ -69,7 +68,7 @@ def connect_profile(client: Client, args: dict[str, Any]) -> list[Content]:
 
 
 @tool("pinchtab_wait", "Pause (at most 30 s).", route="none", required=("ms",), read_only=True,
-      ms=p("integer", "milliseconds (capped at 30000)", minimum=0))
+      ms=p("integer", "ms (max 30000)", minimum=0))
 def wait(client: Client, args: dict[str, Any]) -> list[Content]:
     ms = min(args["ms"], MAX_WAIT_MS)  # runs on a worker thread: the event loop keeps serving
     time.sleep(ms / 1000)
@@ -84,27 +83,27 @@ def _wait(client: Client, args: Mapping[str, Any], **condition: Any) -> list[Con
     return text(as_json(reply))
 
 
-@tool("pinchtab_wait_for_selector", "Wait until an element matches a selector (or is gone, with hidden).",
+@tool("pinchtab_wait_for_selector", "Wait for an element to appear (or go: hidden).",
       route="POST /wait", required=("selector",), read_only=True, selector=p("string", "CSS, xpath or text:..."),
-      state=p("string", "wait to appear or to go", enum=["visible", "hidden"], default="visible"),
+      state=p("string", "appear or go", enum=["visible", "hidden"], default="visible"),
       timeout=TIMEOUT_MS, tabId=TAB)
 def wait_for_selector(client: Client, args: dict[str, Any]) -> list[Content]:
     return _wait(client, args, selector=args["selector"], state=args["state"])
 
 
-@tool("pinchtab_wait_for_text", "Wait until text appears on the page.", route="POST /wait", required=("text",),
-      read_only=True, text=p("string", "substring of the page text"), timeout=TIMEOUT_MS, tabId=TAB)
+@tool("pinchtab_wait_for_text", "Wait for text on the page.", route="POST /wait", required=("text",),
+      read_only=True, text=p("string", "substring"), timeout=TIMEOUT_MS, tabId=TAB)
 def wait_for_text(client: Client, args: dict[str, Any]) -> list[Content]:
     return _wait(client, args, text=args["text"])
 
 
-@tool("pinchtab_wait_for_url", "Wait until the tab's URL matches a glob (* and **).", route="POST /wait",
+@tool("pinchtab_wait_for_url", "Wait for the URL to match a glob.", route="POST /wait",
       required=("url",), read_only=True, url=p("string", "glob, e.g. **/done*"), timeout=TIMEOUT_MS, tabId=TAB)
 def wait_for_url(client: Client, args: dict[str, Any]) -> list[Content]:
     return _wait(client, args, url=args["url"])
 
 
-@tool("pinchtab_wait_for_load", "Wait for a load state: ready-state, content-loaded or network-idle.",
+@tool("pinchtab_wait_for_load", "Wait for a load state.",
       route="POST /wait", required=("load",), read_only=True, load=p("string", "ready-state, content-loaded or "
                                                                       "network-idle"),
       timeout=TIMEOUT_MS, tabId=TAB)
@@ -112,8 +111,8 @@ def wait_for_load(client: Client, args: dict[str, Any]) -> list[Content]:
     return _wait(client, args, load=args["load"])
 
 
-@tool("pinchtab_wait_for_function", "Wait until a JavaScript expression is truthy. Needs security.allowEvaluate.",
-      route="POST /wait", required=("fn",), read_only=True, fn=p("string", "JavaScript expression"),
+@tool("pinchtab_wait_for_function", "Wait until JS is truthy (needs security.allowEvaluate).",
+      route="POST /wait", required=("fn",), read_only=True, fn=p("string", "JS expression"),
       timeout=TIMEOUT_MS, tabId=TAB)
 def wait_for_function(client: Client, args: dict[str, Any]) -> list[Content]:
     return _wait(client, args, fn=args["fn"])
@@ -126,8 +125,8 @@ def wait_for_function(client: Client, args: dict[str, Any]) -> list[Content]:
 @tool("pinchtab_network", "The tab's network requests, newest last.", route="GET /network", read_only=True, tabId=TAB,
       filter=p("string", "URL substring"), method=p("string", "GET, POST..."),
       status=p(["integer", "string"], "404, 4xx or 400-499"),
-      type=p("string", "resource type: document, script, xhr, fetch, image..."),
-      limit=p("integer", "last N entries", minimum=1), bufferSize=p("integer", "entries the tab keeps", minimum=1))
+      type=p("string", "resource type (xhr, fetch, script...)"),
+      limit=p("integer", "last N", minimum=1), bufferSize=p("integer", "entries kept", minimum=1))
 def network(client: Client, args: dict[str, Any]) -> list[Content]:
     params = {k: args.get(k) for k in ("filter", "method", "status", "type", "limit", "bufferSize")}
     reply = client.get("/network", params, tab=tab_of(args))
@@ -135,15 +134,15 @@ def network(client: Client, args: dict[str, Any]) -> list[Content]:
     return text(as_json(reply))
 
 
-@tool("pinchtab_network_detail", "One request in full: headers, timing, and the body when kept.",
+@tool("pinchtab_network_detail", "One request in full: headers, timing, body.",
       route="GET /network/{requestId}", required=("requestId",), read_only=True,
-      requestId=p("string", "from pinchtab_network"), tabId=TAB, body=p("boolean", "include the response body"))
+      requestId=p("string", "from network"), tabId=TAB, body=p("boolean", "with the body"))
 def network_detail(client: Client, args: dict[str, Any]) -> list[Content]:
     return text(as_json(client.get(f"/network/{quote(args['requestId'], safe='')}",
                                    {"body": args.get("body") or None}, tab=tab_of(args))))
 
 
-@tool("pinchtab_network_clear", "Forget the tab's recorded requests (all tabs' without tabId).",
+@tool("pinchtab_network_clear", "Forget recorded requests (without tabId: every tab's).",
       route="POST /network/clear", tabId=TAB)
 def network_clear(client: Client, args: dict[str, Any]) -> list[Content]:
     return text(as_json(client.post("/network/clear", params={"tabId": tab_of(args)})))
@@ -152,20 +151,20 @@ def network_clear(client: Client, args: dict[str, Any]) -> list[Content]:
 ROUTE_FIELDS = ("pattern", "action", "body", "contentType", "status", "resourceType", "method")
 
 
-@tool("pinchtab_network_route", "Intercept the tab's requests matching a URL glob: continue, abort, or fulfill "
-      "with your own answer. Needs security.allowNetworkIntercept.", route="POST /network/route",
+@tool("pinchtab_network_route", "Intercept requests matching a URL glob: continue, abort or fulfill (needs "
+      "security.allowNetworkIntercept).", route="POST /network/route",
       required=("pattern",), tabId=TAB, pattern=p("string", "URL glob, e.g. **/api/*"),
       action=p("string", "what to do", enum=["continue", "abort", "fulfill"], default="continue"),
-      body=p("string", "fulfill: the response body"), contentType=p("string", "fulfill: its content type"),
-      status=p("integer", "fulfill: its status", minimum=100, maximum=599),
-      resourceType=p("string", "only this resource type"), method=p("string", "only this method"))
+      body=p("string", "fulfill body"), contentType=p("string", "fulfill type"),
+      status=p("integer", "fulfill status", minimum=100, maximum=599),
+      resourceType=p("string", "only this type"), method=p("string", "only this method"))
 def network_route(client: Client, args: dict[str, Any]) -> list[Content]:
     body = {k: args[k] for k in ROUTE_FIELDS if k in args}
     return text(as_json(client.post("/network/route", body, tab=tab_of(args))))
 
 
-@tool("pinchtab_network_unroute", "Stop intercepting a pattern (every pattern without one).",
-      route="DELETE /network/route", tabId=TAB, pattern=p("string", "the glob given to pinchtab_network_route"))
+@tool("pinchtab_network_unroute", "Stop intercepting.",
+      route="DELETE /network/route", tabId=TAB, pattern=p("string", "glob (default: all)"))
 def network_unroute(client: Client, args: dict[str, Any]) -> list[Content]:
     reply = client.request("DELETE", "/network/route", params={"pattern": args.get("pattern")}, tab=tab_of(args))
     return text(as_json(reply.json()))
@@ -175,26 +174,24 @@ def network_unroute(client: Client, args: dict[str, Any]) -> list[Content]:
 # Recording
 
 
-@tool("pinchtab_record_start", "Start recording the tab to a video file (webm or gif). Needs "
-      "security.allowScreencast.", route="POST /record/start", tabId=TAB,
-      file=p("string", "file name (in the server's recordings folder)"), format=p("string", "container",
-                                                                                  enum=["webm", "gif"]),
-      fps=p("integer", "frames per second", minimum=1, maximum=30), quality=p("integer", "JPEG quality of frames",
-                                                                              minimum=1, maximum=100),
-      scale=p("number", "frame scale, 0.1..1", minimum=0.1, maximum=1))
+@tool("pinchtab_record_start", "Record the tab to a video (needs security.allowScreencast).",
+      route="POST /record/start", tabId=TAB, file=p("string", "file name"),
+      format=p("string", "container", enum=["webm", "gif"]), fps=p("integer", "fps", minimum=1, maximum=30),
+      quality=p("integer", "frame JPEG quality", minimum=1, maximum=100),
+      scale=p("number", "frame scale", minimum=0.1, maximum=1))
 def record_start(client: Client, args: dict[str, Any]) -> list[Content]:
     body = {k: args[k] for k in ("tabId", "file", "format", "fps", "quality", "scale") if k in args}
     return text(as_json(client.post("/record/start", body)))
 
 
-@tool("pinchtab_record_stop", "Stop recording and write the file; returns its path, size and frames.",
-      route="POST /record/stop", tabId=TAB, discard=p("boolean", "drop the recording, write no file"))
+@tool("pinchtab_record_stop", "Stop recording; returns the file's path, size, frames.",
+      route="POST /record/stop", tabId=TAB, discard=p("boolean", "write no file"))
 def record_stop(client: Client, args: dict[str, Any]) -> list[Content]:
     # One recording per server: tabId is accepted (the original's clients send it) and not needed.
     return text(as_json(client.post("/record/stop", {"discard": bool(args.get("discard"))})))
 
 
-@tool("pinchtab_record_status", "Whether a recording runs, and how far it is.", route="GET /record/status",
+@tool("pinchtab_record_status", "The running recording's progress.", route="GET /record/status",
       read_only=True, tabId=TAB)
 def record_status(client: Client, args: dict[str, Any]) -> list[Content]:
     return text(as_json(client.get("/record/status")))
@@ -204,15 +201,15 @@ def record_status(client: Client, args: dict[str, Any]) -> list[Content]:
 # Dialogs, history, logs, scraping
 
 
-@tool("pinchtab_dialog", "Accept or dismiss the page's open alert, confirm or prompt.", route="POST /dialog",
-      required=("action",), action=p("string", "accept or dismiss", enum=["accept", "dismiss"]),
-      text=p("string", "prompt answer"), tabId=TAB)
+@tool("pinchtab_dialog", "Answer the open alert, confirm or prompt.", route="POST /dialog",
+      required=("action",), action=p("string", "answer", enum=["accept", "dismiss"]),
+      text=p("string", "prompt text"), tabId=TAB)
 def dialog(client: Client, args: dict[str, Any]) -> list[Content]:
     return text(as_json(client.post("/dialog", {"action": args["action"], "text": args.get("text", "")},
                                     tab=tab_of(args))))
 
 
-@tool("pinchtab_back", "Go back in the tab's history.", route="POST /back", tabId=TAB)
+@tool("pinchtab_back", "Go back in history.", route="POST /back", tabId=TAB)
 def back(client: Client, args: dict[str, Any]) -> list[Content]:
     return text(as_json(client.post("/back", tab=tab_of(args))))
 
@@ -223,7 +220,7 @@ def console(client: Client, args: dict[str, Any]) -> list[Content]:
     return text(as_json(client.get("/console", {"limit": args["limit"]}, tab=tab_of(args)).get("console", [])))
 
 
-@tool("pinchtab_errors", "The page's uncaught JavaScript errors, oldest first.", route="GET /errors", read_only=True,
+@tool("pinchtab_errors", "The page's uncaught JS errors, oldest first.", route="GET /errors", read_only=True,
       limit=LIMIT, tabId=TAB)
 def errors(client: Client, args: dict[str, Any]) -> list[Content]:
     return text(as_json(client.get("/errors", {"limit": args["limit"]}, tab=tab_of(args)).get("errors", [])))
@@ -236,17 +233,17 @@ def as_list(value: Any) -> list[str]:
     return list(value)
 
 
-PATTERNS = p(["array", "string"], "URL path globs (a list, or comma-separated)", items={"type": "string"})
+PATTERNS = p(["array", "string"], "path globs (list or comma-separated)", items={"type": "string"})
 
 
-@tool("pinchtab_scrape", "Crawl a site from a URL (same origin) and return each page as Markdown with its "
-      "title and metadata.", route="POST /scrape", required=("url",), url=p("string", "start URL"),
-      preview=p("boolean", "a snippet per page instead of the Markdown"),
-      only=p(["array", "string"], "scrape just these URLs", items={"type": "string"}),
-      maxPages=p("integer", "page cap", minimum=1), maxPerPattern=p("integer", "pages per URL pattern", minimum=0),
+@tool("pinchtab_scrape", "Crawl a site (same origin) from url; each page as Markdown with title and metadata.",
+      route="POST /scrape", required=("url",), url=p("string", "start URL"),
+      preview=p("boolean", "snippets, not Markdown"),
+      only=p(["array", "string"], "just these URLs", items={"type": "string"}),
+      maxPages=p("integer", "page cap", minimum=1), maxPerPattern=p("integer", "per URL pattern", minimum=0),
       include=PATTERNS, exclude=PATTERNS, concurrency=p("integer", "pages at once", minimum=1),
-      enrichAll=p("boolean", "enrich every page"), noBrowser=p("boolean", "plain HTTP, no browser"),
-      timeoutSeconds=p("integer", "overall limit", minimum=1), browser=BROWSER)
+      enrichAll=p("boolean", "enrich every page"), noBrowser=p("boolean", "plain HTTP"),
+      timeoutSeconds=p("integer", "overall seconds", minimum=1), browser=BROWSER)
 def scrape(client: Client, args: dict[str, Any]) -> list[Content]:
     body = {k: as_list(v) if k in ("only", "include", "exclude") else v for k, v in args.items()}
     timeout_s = client.timeout_s + (args.get("timeoutSeconds") or 0) + SCRAPE_SLACK_S

@@ -39,9 +39,9 @@ tool = declarer(TOOLS)
 # Navigation and reading
 
 
-@tool("pinchtab_navigate", "Open an http(s) URL in your current tab, or tabId (the first call opens one). "
-      "Returns tabId, url, title.", route="POST /navigate", required=("url",),
-      url=p("string", "http:// or https:// URL"), tabId=TAB, newTab=p("boolean", "open in a new tab"), snap=SNAP,
+@tool("pinchtab_navigate", "Open an http(s) URL in your tab (opened on first use) or tabId; returns tabId, url, "
+      "title.", route="POST /navigate", required=("url",),
+      url=p("string", "http(s) URL"), tabId=TAB, newTab=p("boolean", "in a new tab"), snap=SNAP,
       browser=BROWSER)
 def navigate(client: Client, args: dict[str, Any]) -> list[Content]:
     url = args["url"].strip()
@@ -65,16 +65,13 @@ def navigate(client: Client, args: dict[str, Any]) -> list[Content]:
 
 @tool("pinchtab_snapshot", "The page as lines `ref role name` (e.g. `e5 button Save`); act on elements by ref.",
       route="GET /snapshot", read_only=True, tabId=TAB,
-      interactive=p("boolean", "interactive elements and headings only", default=True),
-      compact=p("boolean", "compact text; false gives JSON with tags, labels, values", default=True),
-      format=p("string", "instead of compact", enum=["compact", "text", "json", "yaml"]),
-      diff=p("boolean", "only what changed since your last snapshot"),
-      selector=p("string", "only this element's subtree (CSS or ref)"),
-      maxTokens=p("integer", "cut at about this many tokens; the cut names the `after` to continue from",
-                  minimum=1),
-      after=p("string", "continue a cut snapshot after this ref"),
-      depth=p("integer", "max tree depth", minimum=0),
-      noAnimations=p("boolean", "freeze CSS animations first"), browser=BROWSER)
+      interactive=p("boolean", "only interactive elements and headings", default=True),
+      compact=p("boolean", "false: JSON with tags, labels, values", default=True),
+      format=p("string", "overrides compact", enum=["compact", "text", "json", "yaml"]),
+      diff=p("boolean", "only changes since your last snapshot"), selector=p("string", "only this subtree"),
+      maxTokens=p("integer", "cut at about N tokens (continue with after)", minimum=1),
+      after=p("string", "continue after this ref"), depth=p("integer", "max depth", minimum=0),
+      noAnimations=p("boolean", "freeze animations"), browser=BROWSER)
 def snapshot(client: Client, args: dict[str, Any]) -> list[Content]:
     params = {"filter": "interactive" if args["interactive"] else "all",
               "format": args.get("format") or ("compact" if args["compact"] else "json"),
@@ -84,8 +81,7 @@ def snapshot(client: Client, args: dict[str, Any]) -> list[Content]:
     return text(client.request("GET", "/snapshot", params=params, tab=tab_of(args)).text)
 
 
-@tool("pinchtab_frame", "Which frame selectors act in; with target, scope them to an iframe (ref, selector, "
-      "name or URL) or back to \"main\".", route="GET|POST /frame", tabId=TAB,
+@tool("pinchtab_frame", "The frame selectors act in; with target, set it.", route="GET|POST /frame", tabId=TAB,
       target=p("string", "iframe ref, selector, name or URL, or \"main\""), browser=BROWSER)
 def frame(client: Client, args: dict[str, Any]) -> list[Content]:
     if args.get("target"):
@@ -93,13 +89,13 @@ def frame(client: Client, args: dict[str, Any]) -> list[Content]:
     return text(as_json(client.get("/frame", tab=tab_of(args))))
 
 
-@tool("pinchtab_screenshot", "An image of the viewport, one element or the whole page. To read or act, "
-      "pinchtab_snapshot is cheaper.", route="GET /screenshot", read_only=True, aliases={"fullPage": "beyondViewport"},
-      tabId=TAB, selector=p("string", "only this element (CSS or ref)"),
-      beyondViewport=p("boolean", "the whole page"), format=p("string", "image format", enum=["jpeg", "png"]),
+@tool("pinchtab_screenshot", "Image of the viewport, an element or the whole page (snapshot reads cheaper).",
+      route="GET /screenshot", read_only=True, aliases={"fullPage": "beyondViewport"},
+      tabId=TAB, selector=p("string", "only this element"),
+      beyondViewport=p("boolean", "whole page"), format=p("string", "image format", enum=["jpeg", "png"]),
       quality=p("integer", "JPEG quality", default=80, minimum=1, maximum=100),
       scale=p("number", "0.05..4", minimum=0.05, maximum=4),
-      annotate=p("boolean", "number the interactive elements (refs listed with their boxes)"), browser=BROWSER)
+      annotate=p("boolean", "label interactive elements with refs"), browser=BROWSER)
 def screenshot(client: Client, args: dict[str, Any]) -> list[Content]:
     reply = client.get("/screenshot", {"format": args.get("format") or "jpeg", "quality": args["quality"],
                                        "beyondViewport": args.get("beyondViewport") or None,
@@ -112,15 +108,15 @@ def screenshot(client: Client, args: dict[str, Any]) -> list[Content]:
     return out
 
 
-@tool("pinchtab_capture", "A screenshot and an interactive snapshot (with boxes) of the same moment.",
+@tool("pinchtab_capture", "Screenshot and snapshot (with boxes) of one moment.",
       route="GET /capture", read_only=True, tabId=TAB, selector=p("string", "only this element"),
       filter=p("string", "snapshot nodes", enum=["interactive", "all"]), format=p("string", "image format",
                                                                                 enum=["jpeg", "png"]),
       quality=p("integer", "JPEG quality", minimum=1, maximum=100), depth=p("integer", "max tree depth", minimum=0),
       scale=p("number", "0.05..4", minimum=0.05, maximum=4),
       wait=p("string", "settle first", enum=["stable", "load", "none"]), withBounds=p("boolean", "element boxes"),
-      beyondViewport=p("boolean", "the whole page"), requirePair=p("boolean", "fail if the page navigated meanwhile"),
-      noAnimations=p("boolean", "freeze CSS animations first"), browser=BROWSER)
+      beyondViewport=p("boolean", "whole page"), requirePair=p("boolean", "fail if it navigated between"),
+      noAnimations=p("boolean", "freeze animations"), browser=BROWSER)
 def capture(client: Client, args: dict[str, Any]) -> list[Content]:
     params = {k: args.get(k) for k in ("selector", "filter", "format", "quality", "depth", "scale", "wait",
                                        "withBounds", "beyondViewport", "requirePair", "noAnimations", "browser")}
@@ -131,11 +127,10 @@ def capture(client: Client, args: dict[str, Any]) -> list[Content]:
     return out + text(as_json({**envelope, "image": shot}))
 
 
-@tool("pinchtab_get_text", "The page's readable text (main content), or all of it with raw.", route="GET /text",
-      read_only=True, tabId=TAB, raw=p("boolean", "all body text, not just the main content"),
-      maxChars=p("integer", "cut after this many characters", minimum=1),
-      selector=p("string", "only this element's text"),
-      format=p("string", "json: the answer with url, title, truncated", enum=["text", "plain", "json"]),
+@tool("pinchtab_get_text", "The page's main text (raw: all of it).", route="GET /text",
+      read_only=True, tabId=TAB, raw=p("boolean", "all body text"), maxChars=p("integer", "max chars", minimum=1),
+      selector=p("string", "only this element"),
+      format=p("string", "json adds url, title, truncated", enum=["text", "plain", "json"]),
       browser=BROWSER)
 def get_text(client: Client, args: dict[str, Any]) -> list[Content]:
     reply = client.get("/text", {"mode": "raw" if args.get("raw") else None, "maxChars": args.get("maxChars"),
@@ -151,36 +146,36 @@ def get_text(client: Client, args: dict[str, Any]) -> list[Content]:
 
 @tool("pinchtab_click", "Click an element (or a point).", route="POST /action", aliases=ELEMENT_ALIASES, **ELEMENT,
       tabId=TAB, x=X, y=Y, nodeId=NODE_ID, waitNav=WAIT_NAV,
-      dialogAction=p("string", "accept or dismiss the dialog this click opens", enum=["accept", "dismiss"]),
-      dialogText=p("string", "prompt answer, with dialogAction"),
-      mode=p("string", "dom: element.click(); dispatch: synthetic events", enum=["dom", "dispatch"]),
+      dialogAction=p("string", "answer the dialog it opens", enum=["accept", "dismiss"]),
+      dialogText=p("string", "prompt text"),
+      mode=p("string", "dom: el.click(); dispatch: synthetic events", enum=["dom", "dispatch"]),
       snap=SNAP, browser=BROWSER)
 def click(client: Client, args: dict[str, Any]) -> list[Content]:
     return act(client, "click", args)
 
 
-@tool("pinchtab_type", "Type text key by key into an element (appends; pinchtab_fill replaces).",
-      route="POST /action", required=("text",), aliases=ELEMENT_ALIASES, **ELEMENT, text=p("string", "text to type"),
+@tool("pinchtab_type", "Type text key by key into an element (appends; fill replaces).",
+      route="POST /action", required=("text",), aliases=ELEMENT_ALIASES, **ELEMENT, text=p("string", "text"),
       tabId=TAB, snap=SNAP)
 def type_(client: Client, args: dict[str, Any]) -> list[Content]:
     return act(client, "type", args, text=args["text"])
 
 
 @tool("pinchtab_fill", "Set an input's value at once, replacing it.", route="POST /action", required=("value",),
-      aliases={**ELEMENT_ALIASES, "text": "value"}, **ELEMENT, value=p("string", "the new value"), tabId=TAB,
+      aliases={**ELEMENT_ALIASES, "text": "value"}, **ELEMENT, value=p("string", "new value"), tabId=TAB,
       snap=SNAP)
 def fill(client: Client, args: dict[str, Any]) -> list[Content]:
     return act(client, "fill", args, text=args["value"])
 
 
-@tool("pinchtab_press", "Press a key (Enter, Tab, Escape, ArrowDown, Control+a) in the focused or given element.",
+@tool("pinchtab_press", "Press a key (Enter, Escape, Control+a...) in the focused or given element.",
       route="POST /action", required=("key",), aliases=ELEMENT_ALIASES, key=p("string", "key or combo"), **ELEMENT,
       tabId=TAB, waitNav=WAIT_NAV, snap=SNAP)
 def press(client: Client, args: dict[str, Any]) -> list[Content]:
     return act(client, "press", args, required=False, key=args["key"])
 
 
-@tool("pinchtab_hover", "Move the mouse over an element (or a point).", route="POST /action",
+@tool("pinchtab_hover", "Hover an element (or a point).", route="POST /action",
       aliases=ELEMENT_ALIASES, **ELEMENT, tabId=TAB, x=X, y=Y, nodeId=NODE_ID, snap=SNAP)
 def hover(client: Client, args: dict[str, Any]) -> list[Content]:
     return act(client, "hover", args)
@@ -192,20 +187,19 @@ def focus(client: Client, args: dict[str, Any]) -> list[Content]:
     return act(client, "focus", args)
 
 
-@tool("pinchtab_select", "Choose an option of a <select> by value or visible text.", route="POST /action",
+@tool("pinchtab_select", "Choose a <select> option.", route="POST /action",
       required=("value",), aliases={**ELEMENT_ALIASES, "text": "value"}, **ELEMENT,
       value=p("string", "option value or text"), tabId=TAB, snap=SNAP)
 def select(client: Client, args: dict[str, Any]) -> list[Content]:
     return act(client, "select", args, value=args["value"])
 
 
-@tool("pinchtab_scroll", "Scroll an element into view, or the page: by direction (pixels x steps; 600 px "
-      "when neither is given) or by deltaX/deltaY.", route="POST /action", aliases=ELEMENT_ALIASES, **ELEMENT,
-      tabId=TAB, direction=p("string", "page scroll", enum=["down", "up", "left", "right"], default="down"),
-      pixels=p("integer", "per step (default 120 with steps)", minimum=1),
-      steps=p("integer", "wheel steps", minimum=1, maximum=100),
-      deltaX=p("number", "wheel delta x, instead of direction"), deltaY=p("number", "wheel delta y"),
-      x=p("number", "wheel at this viewport x"), y=p("number", "with x"), snap=SNAP)
+@tool("pinchtab_scroll", "Scroll an element into view, or the page by direction (pixels x steps, else 600 px) "
+      "or deltaX/deltaY.", route="POST /action", aliases=ELEMENT_ALIASES, **ELEMENT,
+      tabId=TAB, direction=p("string", "page", enum=["down", "up", "left", "right"], default="down"),
+      pixels=p("integer", "per step (120)", minimum=1), steps=p("integer", "wheel steps", minimum=1, maximum=100),
+      deltaX=p("number", "wheel dx"), deltaY=p("number", "wheel dy"), x=p("number", "wheel at viewport x"),
+      y=p("number", "and y"), snap=SNAP)
 def scroll(client: Client, args: dict[str, Any]) -> list[Content]:
     # An element is scrolled into view; otherwise the wheel turns at x/y (default: the viewport's centre).
     if any(args.get(k) for k in ("selector", "ref", "query")):
@@ -226,25 +220,25 @@ def scroll_into_view(client: Client, args: dict[str, Any]) -> list[Content]:
     return act(client, "scrollintoview", args)
 
 
-@tool("pinchtab_keyboard_type", "Type text as key presses into the focused element.", route="POST /action",
-      required=("text",), text=p("string", "text to type"), tabId=TAB, snap=SNAP)
+@tool("pinchtab_keyboard_type", "Type text as keys into the focused element.", route="POST /action",
+      required=("text",), text=p("string", "text"), tabId=TAB, snap=SNAP)
 def keyboard_type(client: Client, args: dict[str, Any]) -> list[Content]:
     return act(client, "keyboard-type", args, required=False, text=args["text"])
 
 
 @tool("pinchtab_keyboard_inserttext", "Insert text into the focused element at once (no key events).",
-      route="POST /action", required=("text",), text=p("string", "text to insert"), tabId=TAB, snap=SNAP)
+      route="POST /action", required=("text",), text=p("string", "text"), tabId=TAB, snap=SNAP)
 def keyboard_inserttext(client: Client, args: dict[str, Any]) -> list[Content]:
     return act(client, "keyboard-inserttext", args, required=False, text=args["text"])
 
 
-@tool("pinchtab_keydown", "Hold a key down (Shift, Control, a...) until pinchtab_keyup.", route="POST /action",
+@tool("pinchtab_keydown", "Hold a key down until keyup.", route="POST /action",
       required=("key",), key=p("string", "key"), tabId=TAB)
 def keydown(client: Client, args: dict[str, Any]) -> list[Content]:
     return act(client, "keydown", args, required=False, key=args["key"])
 
 
-@tool("pinchtab_keyup", "Release a key held with pinchtab_keydown.", route="POST /action", required=("key",),
+@tool("pinchtab_keyup", "Release a held key.", route="POST /action", required=("key",),
       key=p("string", "key"), tabId=TAB)
 def keyup(client: Client, args: dict[str, Any]) -> list[Content]:
     return act(client, "keyup", args, required=False, key=args["key"])
@@ -254,9 +248,9 @@ def keyup(client: Client, args: dict[str, Any]) -> list[Content]:
 # Content
 
 
-@tool("pinchtab_eval", "Run a JavaScript expression in the page; returns its JSON value. Needs "
-      "security.allowEvaluate on the server.", route="POST /evaluate", required=("expression",),
-      expression=p("string", "JavaScript expression"), tabId=TAB, awaitPromise=p("boolean", "await a returned promise"))
+@tool("pinchtab_eval", "Run JavaScript in the page; returns its JSON value (needs security.allowEvaluate).",
+      route="POST /evaluate", required=("expression",), expression=p("string", "JS expression"), tabId=TAB,
+      awaitPromise=p("boolean", "await a promise result"))
 def evaluate(client: Client, args: dict[str, Any]) -> list[Content]:
     try:
         reply = client.post("/evaluate", {"expression": args["expression"],
@@ -270,7 +264,7 @@ def evaluate(client: Client, args: dict[str, Any]) -> list[Content]:
 
 
 @tool("pinchtab_pdf", "The page as a PDF (base64 resource).", route="GET /pdf", read_only=True, tabId=TAB,
-      landscape=p("boolean", "landscape pages"), scale=p("number", "0.1..2", minimum=0.1, maximum=2),
+      landscape=p("boolean", "landscape"), scale=p("number", "0.1..2", minimum=0.1, maximum=2),
       pageRanges=p("string", "e.g. 1-3,5"))
 def pdf(client: Client, args: dict[str, Any]) -> list[Content]:
     reply = client.request("GET", "/pdf", tab=tab_of(args), params={
@@ -281,8 +275,8 @@ def pdf(client: Client, args: dict[str, Any]) -> list[Content]:
         uri=f"pinchtab://tabs/{tab_id}/page.pdf", mime_type="application/pdf", blob=doc["base64"]))]
 
 
-@tool("pinchtab_find", "Find elements by description (\"login button\", \"role:button Sign in\"); best refs first.",
-      route="POST /find", required=("query",), read_only=True, query=p("string", "what to look for"), tabId=TAB)
+@tool("pinchtab_find", "Find elements by description (\"login button\"); best refs first.",
+      route="POST /find", required=("query",), read_only=True, query=p("string", "description"), tabId=TAB)
 def find(client: Client, args: dict[str, Any]) -> list[Content]:
     reply = client.post("/find", {"query": args["query"]}, tab=tab_of(args))
     matches = [{k: m.get(k) for k in ("ref", "role", "name", "score")} for m in reply.get("matches", [])]

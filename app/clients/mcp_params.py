@@ -23,19 +23,18 @@ __all__ = ["BROWSER", "ELEMENT", "ELEMENT_ALIASES", "LIMIT", "NODE_ID", "SNAP", 
 # --------------------------------------------------------------------------
 # Parameters several tools share
 
-TAB = p("string", "tab (default: your current one)")
-SELECTOR = p("string", "element: ref (e5), CSS, xpath, text:Label, role:button Name")
-REF = p("string", "same as selector")
-QUERY = p("string", "element by description")
-SNAP = p(["boolean", "string"], "also return the page afterwards (diff: what changed since your last view)",
-         enum=[True, False, "compact", "diff"])
-WAIT_NAV = p("boolean", "true when this loads a new page: waits for it")
-TIMEOUT_MS = p("integer", "ms, 100..30000", default=10000)
-LIMIT = p("integer", "last N entries (0: all)", default=0, minimum=0)
-BROWSER = p("string", "browser engine")
-X = p("number", "viewport x, instead of an element")
-Y = p("number", "viewport y, with x")
-NODE_ID = p("integer", "DOM node id, instead of an element", minimum=1)
+TAB = p("string", "tab id (default: current)")
+SELECTOR = p("string", "ref (e5), CSS, xpath, text:Label or role:button Name")
+REF = p("string", "= selector")
+QUERY = p("string", "element, described")
+SNAP = p(["boolean", "string"], "return the page after (diff: changes)", enum=[True, False, "compact", "diff"])
+WAIT_NAV = p("boolean", "wait for the page it loads")
+TIMEOUT_MS = p("integer", "ms (100..30000)", default=10000)
+LIMIT = p("integer", "last N (0: all)", default=0, minimum=0)
+BROWSER = p("string", "engine")
+X = p("number", "viewport x")
+Y = p("number", "viewport y")
+NODE_ID = p("integer", "DOM node id", minimum=1)
 ELEMENT = {"selector": SELECTOR, "ref": REF, "query": QUERY}
 # The original's other spellings of the element, sent by some of its clients.
 ELEMENT_ALIASES = {"element": "selector", "target": "selector"}

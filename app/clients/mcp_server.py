@@ -2,7 +2,8 @@
 
 Every tool (``mcp_tools``) is one or two REST calls made by :class:`app.clients.rest.Client` as
 the agent ``mcp``, so MCP calls keep their own current tab on the server. Built on the official
-MCP SDK's low-level server; arguments are checked by ``mcp_toolkit`` before any request.
+MCP SDK's low-level server; arguments are checked by ``mcp_toolkit`` before any request. The tool
+list shows a set of the tools (``--tools``: core by default, or all); any tool answers by name.
 
 stdout is the protocol: this module logs to stderr only. The process ends when stdin closes.
 """
@@ -24,7 +25,7 @@ from mcp.server.stdio import stdio_server
 
 from .mcp_page_tools import navigate
 from .mcp_toolkit import ToolError, ToolSpec, check_args, check_tools, error_result, no_such_route
-from .mcp_tools import INSTRUCTIONS, TOOLS
+from .mcp_tools import INSTRUCTIONS, TOOLS, instructions, listed
 from .rest import Client, ClientError, connect
 
 __all__ = ["TOOLS", "ToolError", "ToolSpec", "build_server", "check_tools", "navigate", "run", "serve"]
@@ -39,11 +40,19 @@ SOURCE = "mcp"
 # The server
 
 
-def build_server(client: Client, specs: list[ToolSpec] | None = None) -> Server[Any]:
-    """The MCP server for ``specs`` (default: every tool), calling the REST API through ``client``."""
+def build_server(client: Client, specs: list[ToolSpec] | None = None, *, shown: list[str] | None = None,
+                 about: str = INSTRUCTIONS) -> Server[Any]:
+    """The MCP server for ``specs`` (default: every tool), calling the REST API through ``client``.
+
+    ``shown``: the names the tool list shows (default: every spec); the others answer all the same
+    when called by name. ``about``: the instructions the session starts with.
+    """
     specs = TOOLS if specs is None else specs
     tools, handlers = check_tools(specs)
     by_name = {s.name: s for s in specs}
+    if shown is not None:
+        assert set(shown) <= set(by_name), f"listed tools without a spec: {set(shown) - set(by_name)}"
+        tools = [t for t in tools if t.name in shown]
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -74,7 +83,7 @@ def build_server(client: Client, specs: list[ToolSpec] | None = None) -> Server[
         log.info("%s ok in %.0f ms", spec.name, (time.monotonic() - started) * 1000)
         return types.CallToolResult(content=content)
 
-    return Server("pinchtab", version=_version(), instructions=INSTRUCTIONS,
+    return Server("pinchtab", version=_version(), instructions=about,
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 
@@ -93,12 +102,22 @@ async def serve(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def run(server_url: str | None) -> int:
-    """``pinchtab mcp``: resolve the server and token, then serve until stdin closes."""
+def run(server_url: str | None, tools: str | None = None) -> int:
+    """``pinchtab mcp``: resolve the server and token, then serve until stdin closes.
+
+    ``tools``: the set the tool list shows (TOOL_SETS), else ``$PINCHTAB_MCP_TOOLS``, else core.
+    """
+    which = tools or os.environ.get("PINCHTAB_MCP_TOOLS") or "core"
+    try:
+        shown = listed(which)
+    except ValueError as exc:
+        raise SystemExit(f"pinchtab mcp: PINCHTAB_MCP_TOOLS: {exc}") from None
     client = connect(server_url, agent_id=AGENT_ID, source=SOURCE)
-    server = build_server(client)  # a tool table that does not add up stops here, before serving
+    # A tool table that does not add up stops here, before serving.
+    server = build_server(client, shown=shown, about=instructions(which))
     logging.getLogger("mcp").setLevel(logging.WARNING)  # the SDK logs every request at INFO
-    log.info("pinchtab mcp: %d tools, REST API at %s", len(TOOLS), client.base_url)
+    log.info("pinchtab mcp: %d tools (%d listed: %s), REST API at %s", len(TOOLS), len(shown), which,
+             client.base_url)
     anyio.run(serve, server)
     in_flight = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
     log.info("stdin closed; exiting")

@@ -16,9 +16,9 @@ import anyio
 import pytest
 from support import ROOT
 from support.agent import ref_of
-from support.mcp_client import Session
+from support.mcp_client import Session, shared_session
 
-from app.clients import mcp_server
+from app.clients import mcp_server, mcp_tools
 
 pytestmark = pytest.mark.e2e
 
@@ -40,6 +40,13 @@ ELEMENT_TOOLS = ("pinchtab_click", "pinchtab_type", "pinchtab_fill", "pinchtab_p
 # Tools that act on no tab.
 TABLESS = {"pinchtab_list_tabs", "pinchtab_health", "pinchtab_connect_profile", "pinchtab_wait", "pinchtab_scrape"}
 TYPES = ("string", "integer", "boolean", "number", "array")
+
+
+@pytest.fixture(scope="module")
+def mcp(bridge, tmp_path_factory):
+    """This module's session lists every tool (``--tools all``, given here by its environment variable)."""
+    with shared_session(bridge.base, tmp_path_factory.mktemp("mcp-home"), {"PINCHTAB_MCP_TOOLS": "all"}) as run:
+        yield run
 
 
 # --------------------------------------------------------------------------
@@ -224,5 +231,7 @@ def test_process_speaks_only_protocol_on_stdout_and_exits_when_stdin_closes(brid
     assert all(json.loads(line)["jsonrpc"] == "2.0" for line in rest.splitlines())
     assert [r.get("id") for r in replies] == [1, 2]
     assert replies[0]["result"]["serverInfo"]["name"] == "pinchtab"
-    assert len(replies[1]["result"]["tools"]) == len(EXPECTED)
-    assert f"pinchtab mcp: {len(EXPECTED)} tools".encode() in err and b"stdin closed" in err
+    # The default list is the core one (test_mcp_lists: every tool still answers by name).
+    assert [t["name"] for t in replies[1]["result"]["tools"]] == mcp_tools.listed("core")
+    assert f"pinchtab mcp: {len(EXPECTED)} tools ({len(mcp_tools.CORE)} listed: core)".encode() in err
+    assert b"stdin closed" in err
