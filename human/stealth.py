@@ -7,7 +7,7 @@ same-origin iframes reached later), ``full`` (adds WebGL vendor and renderer, er
 of the injected script, a per-session noise on canvas and audio fingerprints, and userAgentData on
 plain-http pages too, where Chrome has none but detection scripts expect it).
 
-Pure apart from reading the packaged script and ``browser_product`` (which runs the browser
+Pure apart from reading the packaged script's parts (once) and ``browser_product`` (which runs the browser
 binary once to learn its version before launch).
 """
 from __future__ import annotations
@@ -250,13 +250,35 @@ def _script_values(level: str, meta: Mapping[str, Any], window: tuple[int, int],
     }
 
 
+# The injected script's parts, in the order they run (stealth_core.js first: the helpers the
+# others use). Each file is one function expression taking the shared object S; each parses alone.
+SCRIPT_PARTS = ("stealth_core.js", "stealth_chrome.js", "stealth_navigator.js", "stealth_window.js",
+                "stealth_webgl.js", "stealth_noise.js")
+# The frame around them: one closure, so S (the configuration and the parts' helpers) is no global
+# and the page cannot reach it; the configuration is the closure's argument, at the end.
+_SCRIPT_HEAD = """(function (cfg) {
+  'use strict';
+  if (!cfg || !cfg.level || cfg.level === 'off') return;
+  const S = {__proto__: null, cfg};
+"""
+_SCRIPT_TAIL = "  S.attempt(() => S.install(window));\n})("
+
+
+@functools.cache
+def _script_frame() -> tuple[str, str]:
+    """The composed script before and after its configuration (read once per process)."""
+    parts = (resources.files("human").joinpath(name).read_text(encoding="utf-8").strip() for name in SCRIPT_PARTS)
+    return _SCRIPT_HEAD + "".join(f"{part}(S);\n" for part in parts) + _SCRIPT_TAIL, ");\n"
+
+
 def script_source(level: str, version: str | Mapping[str, Any], **config: Any) -> str:
-    """stealth.js with its configuration filled in ("" at off)."""
+    """The injected script: its parts (SCRIPT_PARTS) composed, with the configuration filled in
+    ("" at off)."""
     if rank(level) == 0:
         return ""
-    text = resources.files("human").joinpath("stealth.js").read_text(encoding="utf-8")
     cfg = json.dumps(script_config(level, version, **config), separators=(",", ":"))
-    text = text.replace("/*@config*/ null", cfg)
+    head, tail = _script_frame()
+    text = head + cfg + tail
     if rank(level) >= 3:
         # Named frames, so that error stacks can be cleaned of them (the script does at full).
         text += f"\n//# sourceURL={TOKEN}\n"
