@@ -7,6 +7,9 @@
 * An interactive compact snapshot of a generated page with 5,000 controls: time, nodes,
   characters and tokens (cl100k, offline), beside one raw Accessibility.getFullAXTree call and
   Playwright MCP's browser_snapshot of the same page (when npm is present).
+* A small form of choices: the interactive and the whole-page compact snapshot, each round beside
+  Chrome DevTools MCP's take_snapshot of the same page in the same browser (when npm is present),
+  and the engine's own time per call in the page (without transport).
 * Four tabs driven in parallel against one after another.
 
 The bridge runs as users run it (``pinchtab bridge`` under gunicorn, over real HTTP with
@@ -15,6 +18,7 @@ keep-alive), attached to a Chromium this script launches, so the raw client shar
 from __future__ import annotations
 
 import argparse
+import asyncio
 import http.client
 import json
 import os
@@ -22,6 +26,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
@@ -32,9 +37,10 @@ import websocket
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import pages, peers  # noqa: E402
+from bench import npm, pages, peers  # noqa: E402
 from bench.common import group_cpu_s, med_ms, pct_ms, timed  # noqa: E402
 from bench.processes import ServerExited, ServerSubprocess, free_port  # noqa: E402
+from cdp.browser import world_scripts  # noqa: E402
 from cdp.launcher import ChromeProcess, find_browser  # noqa: E402
 
 
@@ -177,6 +183,119 @@ def big_snapshot(base: str, chrome: ChromeProcess, chromium: str, bridge: Bridge
     ]
 
 
+def choices_form() -> str:
+    """A small form of choices: the kind of page an agent snapshots many times while filling it in."""
+    choices = "".join(f'<label><input type="radio" name="size" value="{s}"> {s}</label>' for s in ("S", "M", "L"))
+    extras = "".join(f'<label><input type="checkbox" name="{x}"> {x}</label>' for x in ("Cheese", "Bacon", "Onions"))
+    return pages._doc("Order", (
+        "<h1>Order</h1><form>"
+        f"<fieldset><legend>Size</legend>{choices}</fieldset><fieldset><legend>Extras</legend>{extras}</fieldset>"
+        '<label for="crust">Crust</label><select id="crust"><option>Thin</option><option>Thick</option></select>'
+        '<label for="notes">Notes</label><input id="notes" placeholder="Anything else?">'
+        '<button type="submit">Order</button> <a href="/help">Help</a></form>'))
+
+
+DEVTOOLS_MCP = "chrome-devtools-mcp@1"  # Chrome DevTools MCP: its take_snapshot is the peer here
+
+
+async def _devtools_rounds(cdp_http: str, url: str, runs: int, ours: Callable[[], None]) -> tuple[list[float], str]:
+    """``runs`` rounds of ``ours()`` then one take_snapshot of Chrome DevTools MCP, attached to the same
+    browser: the two sides see the same machine load. (take_snapshot times, its version)."""
+    from contextlib import AsyncExitStack
+
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    folder, why = npm.ensure_package(DEVTOOLS_MCP, "chrome-devtools-mcp")
+    if folder is None:
+        raise RuntimeError(why)
+    cli = folder / "build" / "src" / "bin" / "chrome-devtools-mcp.js"
+    params = StdioServerParameters(command=shutil.which("node") or "node", args=[
+        str(cli), "--browserUrl", cdp_http, "--no-usage-statistics", "--no-performance-crux", "--no-page-id-routing"],
+        env={**os.environ, "CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS": "1"})
+    times: list[float] = []
+    async with AsyncExitStack() as stack:
+        errlog = stack.enter_context(tempfile.TemporaryFile("w+"))
+        read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+        session = await stack.enter_async_context(ClientSession(read, write))
+        await asyncio.wait_for(session.initialize(), 60)
+        await asyncio.wait_for(session.call_tool("new_page", {"url": url}), 60)
+        await asyncio.wait_for(session.call_tool("take_snapshot", {}), 60)  # warm, as ours are
+        for _ in range(runs):
+            ours()
+            t0 = time.perf_counter()
+            res = await asyncio.wait_for(session.call_tool("take_snapshot", {}), 60)
+            times.append(time.perf_counter() - t0)
+            if res.is_error:
+                raise RuntimeError(f"take_snapshot failed: {res.content}")
+    return times, npm.installed_version(folder) or "?"
+
+
+def in_page_ms(raw: RawCDP, batches: int = 10, n: int = 50) -> dict[str, float]:
+    """The engine's own time per snapshot, page side only, by filter: batches of ``n`` calls in one
+    evaluation, the filters taking turns (neither gets the warmer engine); the fastest batch, the
+    one the machine's other load disturbed least."""
+    frame = raw.call("Page.getFrameTree")["frameTree"]["frame"]["id"]
+    ctx = raw.call("Page.createIsolatedWorld", {"frameId": frame, "worldName": "bench_engine"})["executionContextId"]
+    raw.call("Runtime.evaluate", {"expression": world_scripts(), "contextId": ctx})
+    best = {"interactive": float("inf"), "all": float("inf")}
+    for _ in range(batches):
+        for f in best:
+            expr = (f"(() => {{ const o = {{filter: {json.dumps(f)}}}; const t0 = performance.now(); "
+                    f"for (let i = 0; i < {n}; i++) JSON.stringify(__pinchtab.snapshot(o)); "
+                    f"return (performance.now() - t0) / {n}; }})()")
+            ms = raw.call("Runtime.evaluate", {"expression": expr, "contextId": ctx, "returnByValue": True})
+            best[f] = min(best[f], float(ms["result"]["value"]))
+    return best
+
+
+def small_snapshot(base: str, chrome: ChromeProcess, bridge: Bridge, args: argparse.Namespace, **_: Any) -> list[Row]:
+    """A small form: our interactive and whole-page compact snapshots, round by round with Chrome
+    DevTools MCP's take_snapshot of the same page in the same browser; and the engine's page-side time."""
+    url = base + "/choices.html"
+    tab = bridge.post("/tab", {"action": "new", "url": url})["tabId"]
+    queries = {"filter=interactive": f"/tabs/{tab}/snapshot?filter=interactive&format=compact",
+               "whole page": f"/tabs/{tab}/snapshot?format=compact"}
+    first: dict[str, float] = {}  # each filter's first call on a new document (where it sets up its world)
+    for k, q in queries.items():
+        bridge.post("/navigate", {"tabId": tab, "url": f"{url}?{len(first)}", "waitFor": "load"})
+        first[k] = timed(lambda q=q: bridge.get(q))[0]
+    times: dict[str, list[float]] = {k: [] for k in queries}
+
+    def ours() -> None:
+        # The two take turns at going first: the first call after the peer's pays for waking the
+        # bridge's threads, which is no cost of either filter.
+        order = list(queries.items())
+        for k, q in order if len(times["whole page"]) % 2 else order[::-1]:
+            times[k].append(timed(lambda q=q: bridge.get(q))[0])
+
+    peer: list[float] = []
+    version = ""
+    why = "--no-peers" if args.no_peers else None
+    if why is None:
+        try:
+            peer, version = asyncio.run(_devtools_rounds(f"http://127.0.0.1:{chrome.port}", url, args.small_runs, ours))
+        except Exception as exc:  # no node, no npm, the server failed: ours are measured alone
+            why = f"unavailable: {str(exc)[:120]}"
+            for v in times.values():
+                v.clear()
+    if why is not None:
+        for _ in range(args.small_runs):
+            ours()
+    raw = RawCDP(chrome.ws_url, tab)
+    page = in_page_ms(raw)
+    raw.close()
+    rows = [(f"small form: compact snapshot, {k}", f"median {med_ms(v):.2f} ms",
+             f"p90 {pct_ms(v, .9):.2f} ms, first call {first[k] * 1000:.1f} ms") for k, v in times.items()]
+    rows.append(("  page side of each (the engine alone)", f"{page['interactive']:.3f} ms",
+                 f"whole page {page['all']:.3f} ms"))
+    if peer:
+        rows.append(("  Chrome DevTools MCP take_snapshot", f"median {med_ms(peer):.2f} ms",
+                     f"p90 {pct_ms(peer, .9):.2f} ms (v{version})"))
+    else:
+        rows.append(("  Chrome DevTools MCP take_snapshot", "skipped", str(why)))
+    return rows
+
+
 def parallel_tabs(base: str, chrome: ChromeProcess, bridge: Bridge, args: argparse.Namespace, **_: Any) -> list[Row]:
     """Four tabs driven at once against one after another, each an agent's step loop on a page
     of 500 controls: navigate, interactive snapshot, click by ref, read the text. Both ways are
@@ -281,6 +400,7 @@ def human_input(base: str, bridge: Bridge, args: argparse.Namespace, **_: Any) -
 SECTIONS: dict[str, Callable[..., list[Row]]] = {
     "trivial": trivial_call,
     "snapshot": big_snapshot,
+    "smallsnap": small_snapshot,
     "parallel": parallel_tabs,
     "formats": formats_and_tables,
     "snapdiff": snap_diff_cost,
@@ -292,13 +412,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=200, help="trivial calls per side (default 200)")
     ap.add_argument("--snap-runs", type=int, default=5, help="snapshots per side (default 5)")
+    ap.add_argument("--small-runs", type=int, default=100, help="rounds on the small form (default 100)")
     ap.add_argument("--par-rounds", type=int, default=3, help="rounds of the parallel-tabs comparison (default 3)")
-    ap.add_argument("--no-peers", action="store_true", help="skip Playwright MCP")
+    ap.add_argument("--no-peers", action="store_true", help="skip Playwright MCP and Chrome DevTools MCP")
     ap.add_argument("--only", action="append", choices=list(SECTIONS), help="run only these sections")
     args = ap.parse_args()
 
     base, stop_site = pages.serve({"/controls.html": pages.controls_page(), "/small.html": pages.small_page(),
-                                   "/mid.html": pages.controls_page(100), "/products.html": pages.products_table()})
+                                   "/mid.html": pages.controls_page(100), "/products.html": pages.products_table(),
+                                   "/choices.html": choices_form()})
     chromium = find_browser()
     chrome = ChromeProcess(chromium)
     chrome.start()

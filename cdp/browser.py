@@ -1,6 +1,7 @@
 """One browser: its process (or an attached one), its connection and its tabs."""
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable
@@ -29,9 +30,26 @@ def page_script(name: str) -> str:
     return resources.files("cdp").joinpath("scripts", name).read_text(encoding="utf-8")
 
 
+# The snapshot engine's parts (``scripts/snapshot_<part>.js``), in the order they run. Each file is
+# one parenthesised function expression that registers what it defines on a private object for the
+# parts after it; the last one builds the object installed as ``__pinchtab``.
+SNAPSHOT_PARTS = ("refs", "tables", "rendering", "roles", "names", "walk", "api")
+
+
+@functools.cache
+def snapshot_script() -> str:
+    """The snapshot engine, its parts called in order inside one closure (composed once per process).
+
+    Installed once per world, it defines no global but ``__pinchtab`` and evaluates to true.
+    """
+    calls = "".join(f"(\n{page_script(f'snapshot_{part}.js')}\n)(P);\n" for part in SNAPSHOT_PARTS)
+    return ("if (!globalThis.__pinchtab) {\n  globalThis.__pinchtab = (() => {\nconst P = {};\n" + calls +
+            "return P.api;\n  })();\n}\ntrue;\n")
+
+
 def world_scripts() -> str:
     """What our isolated world holds: the snapshot walker, then the DOM helpers that extend it."""
-    return page_script("snapshot.js") + "\n;\n" + page_script("dom.js")
+    return snapshot_script() + "\n;\n" + page_script("dom.js")
 
 
 class Browser:
@@ -65,6 +83,10 @@ class Browser:
         self._tabs: dict[str, Tab] = {}
         self._adopting: dict[str, threading.Event] = {}  # popups being set up (see _on_auto_attached)
         self._arming = False  # while auto-attach is being turned on: the sessions of pages already open
+        # While new_tab waits for Target.createTarget: how many are in flight, and the sessions of the
+        # new pages Chrome auto-attached meanwhile (its event comes before the reply), held for them.
+        self._creating = 0
+        self._held: dict[str, str] = {}
         self.internal: set[str] = set()  # pages of our own (a recording's encoder): never listed as tabs
         self._gate: threading.Semaphore | None = None  # see limit_parallel
         self._gone: Exception | None = None
@@ -86,6 +108,7 @@ class Browser:
         with self._lock:
             self._targets.clear()
             self._adopting.clear()
+            self._held.clear()
         ws_url = ""
         if self.transport_factory is not None:
             transport = self.transport_factory()
@@ -147,12 +170,20 @@ class Browser:
             threading.Thread(target=self._adopt_popup, args=(target_id, session), daemon=True,
                              name=f"pinchtab-popup-{target_id[:8]}").start()
             return
+        if self._creating and not info.get("openerId"):  # perhaps new_tab's page: it takes this session
+            self._held[info["targetId"]] = session
+            return
+        self._release(conn, session)
+
+    @staticmethod
+    def _release(conn: Connection, session: str) -> None:
+        """Let a page Chrome holds for us run, and leave it."""
         conn.send("Runtime.runIfWaitingForDebugger", {}, session)
         conn.send("Target.detachFromTarget", {"sessionId": session})
 
     def _adopt_popup(self, target_id: str, session_id: str) -> None:
         try:
-            self._adopt(target_id, session_id, SETUP_TIMEOUT_S, paused=True)
+            self._adopt(target_id, session_id, SETUP_TIMEOUT_S, paused=True, popup=True)
         except Exception as exc:  # the popup closed meanwhile, or the browser went: it must not stay held
             log.info("popup %s not adopted: %s", target_id, exc)
             if self.conn is not None and not self.conn.closed:
@@ -283,12 +314,32 @@ class Browser:
             return self._target_created.wait_for(new_page, timeout_s)
 
     def new_tab(self, timeout_s: float = SETUP_TIMEOUT_S) -> Tab:
-        """Open a blank tab and attach to it."""
+        """Open a blank tab and attach to it.
+
+        The session browser-level auto-attach gave the new page (held, before its first script) is
+        the tab's own: set up before the page runs, and no second attach round trip. A transport
+        without auto-attach gets a session of its own by attachToTarget.
+        """
         conn = self._conn()
-        # Headless, each tab gets a window of its own: a tab behind another in one window is hidden,
-        # draws no frames, and a screenshot of it waits for a frame that never comes.
-        target_id = conn.call("Target.createTarget", {"url": "about:blank", "newWindow": self.headless},
-                              timeout_s=timeout_s)["targetId"]
+        with self._lock:
+            self._creating += 1
+        target_id = ""
+        try:
+            # Headless, each tab gets a window of its own: a tab behind another in one window is
+            # hidden, draws no frames, and a screenshot of it waits for a frame that never comes.
+            target_id = conn.call("Target.createTarget", {"url": "about:blank", "newWindow": self.headless},
+                                  timeout_s=timeout_s)["targetId"]
+        finally:
+            with self._lock:
+                self._creating -= 1
+                session = self._held.pop(target_id, None)
+                others = list(self._held.values()) if not self._creating else []
+                if not self._creating:
+                    self._held.clear()
+            for held in others:  # a page someone else opened meanwhile: let it run, leave it
+                self._release(conn, held)
+        if session is not None:
+            return self._adopt(target_id, session, timeout_s, paused=True)
         return self._attach(target_id, timeout_s)
 
     def tab(self, target_id: str, timeout_s: float = SETUP_TIMEOUT_S) -> Tab:
@@ -317,14 +368,16 @@ class Browser:
                                timeout_s=timeout_s)["sessionId"]
         return self._adopt(target_id, session_id, timeout_s)
 
-    def _adopt(self, target_id: str, session_id: str, timeout_s: float, *, paused: bool = False) -> Tab:
-        """Our tab on an attached session, set up (``paused``: a page Chrome holds for us, let run)."""
+    def _adopt(self, target_id: str, session_id: str, timeout_s: float, *, paused: bool = False,
+               popup: bool = False) -> Tab:
+        """Our tab on an attached session, set up (``paused``: a page Chrome holds for us, let run;
+        ``popup``: a page a tab opened, whose first URL the navigation policy judges)."""
         conn = self._conn()
         tab = Tab(conn, target_id, session_id, world=WORLD, world_script=self._scripts, network=self.network)
         tab.extra_setup = lambda frame: self._session_setup(tab, frame)
         tab.auto_accept_dialogs = self.dialog_auto_accept
         tab.gate = self._gate
-        if paused and self.url_check is not None:
+        if popup and self.url_check is not None:
             self._judge_first_url(tab, self.url_check)  # before its session is ours: no event comes earlier
         conn.claim(session_id, tab)
         try:

@@ -1,7 +1,7 @@
 """Taking a snapshot: our in-page walker per frame, frames merged under their owners, refs kept.
 
 Chrome's ``Accessibility.getFullAXTree`` costs ~2 s on a page of 5,000 controls (an 8.8 MB
-reply); the walker in ``scripts/snapshot.js`` computes the same roles and names inside the page,
+reply); the walker in ``scripts/snapshot_*.js`` computes the same roles and names inside the page,
 in our isolated world, in tens of milliseconds. One call per frame, never one per node.
 
 Refs are kept by the walker: a WeakMap from DOM node to ref in each frame's world, so the same

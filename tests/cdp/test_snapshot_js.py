@@ -1,4 +1,4 @@
-"""Conformance of the in-page snapshot engine (cdp/scripts/snapshot.js) with Chrome.
+"""Conformance of the in-page snapshot engine (cdp/scripts/snapshot_*.js) with Chrome.
 
 The engine computes roles and accessible names inside the page because
 ``Accessibility.getFullAXTree`` is far too slow on large pages; agents rely on those roles and
@@ -14,20 +14,21 @@ cannot reach (pseudo-elements, user-agent shadow trees such as a date field's pa
 
 The session fixtures ``site`` (pages served on 127.0.0.1) and ``tab`` (a tab of one headless
 Chromium) come from tests/conftest.py; everything here talks raw CDP through ``tab.call``.
-Waits poll a predicate against a deadline; nothing sleeps.
+Waits poll a predicate against a deadline; nothing sleeps. The engine is loaded as production loads
+it (``cdp.browser.snapshot_script``, its parts composed); each part must also parse on its own.
 """
 from __future__ import annotations
 
 import json
 import re
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = (ROOT / "cdp" / "scripts" / "snapshot.js").read_text(encoding="utf-8")
+from cdp.browser import SNAPSHOT_PARTS, page_script, snapshot_script
+
+SCRIPT = snapshot_script()
 WORLD = "pinchtab_conformance"  # a world of our own: the script under test, not the app's copy
 
 FIXTURES = ["ax_forms.html", "ax_aria.html", "ax_shadow.html", "ax_misc.html", "ax_names.html",
@@ -201,7 +202,8 @@ def test_states_match_chrome(open_page: Any, fixture: str) -> None:
 
         def check(key: str, ours: Any, theirs: Any) -> None:
             if ours != theirs:
-                problems.append(f"{node['ref']} {node['role']} {node['name']!r}: {key} ours {ours!r}, Chrome {theirs!r}")
+                problems.append(f"{node['ref']} {node['role']} {node['name']!r}: "
+                                f"{key} ours {ours!r}, Chrome {theirs!r}")
 
         if node["role"] in ("checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"):
             check("checked", {True: "true", False: "false", "mixed": "mixed"}[node["checked"]], props.get("checked"))
@@ -283,6 +285,18 @@ def test_defines_no_other_global(site: Any, tab: Any) -> None:
     page.snapshot(filter="all", details=True)
     after = set(page.ev("Object.getOwnPropertyNames(globalThis)"))
     assert after - before == {"__pinchtab"}
+
+
+@pytest.mark.parametrize("part", SNAPSHOT_PARTS)
+def test_each_part_is_one_function_expression(open_page: Any, part: str) -> None:
+    """A part parses alone, in Chromium, as one expression (wrapped in parentheses, a fragment of a
+    closure or a second statement would not), and is the function that takes the private object."""
+    page = open_page("ax_forms.html")
+    source = page_script(f"snapshot_{part}.js")
+    body = json.dumps("return (" + source + "\n);")
+    probe = f"(() => {{ const f = new Function({body})(); return [typeof f, f.name, f.length]; }})()"
+    assert page.ev(probe) == ["function", part, 1]
+    assert len(source.splitlines()) < 600
 
 
 def test_does_not_touch_the_dom(open_page: Any) -> None:
