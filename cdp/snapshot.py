@@ -53,8 +53,11 @@ def refs_of(tab: Tab) -> RefTable:
 
 # --- snapshot --------------------------------------------------------------------------------
 def take(tab: Tab, *, filter: str = "all", details: bool = False, max_depth: int = -1,
-         root: Element | None = None) -> list[dict[str, Any]]:
+         root: Element | None = None, page: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """The tab's nodes in document order, frames inlined under their owners; refs recorded.
+
+    ``page``, for a whole-page snapshot: filled with the page's ``url`` and ``title`` as the walk
+    read them (what ``page_info`` reads, without a round trip of its own).
 
     A walk that a new document's commit overtook (a popup that was still on about:blank when it
     began) read the new document under the old one's refs, which the commit then retires: it is
@@ -69,7 +72,7 @@ def take(tab: Tab, *, filter: str = "all", details: bool = False, max_depth: int
             frame = tab.frames[root.frame_id]
         else:
             frame = tab.frames[tab.main_frame_id]
-        nodes = _walk_frame(tab, table, frame, filter, details, max_depth, root, depth_offset=0)
+        nodes = _walk_frame(tab, table, frame, filter, details, max_depth, root, depth_offset=0, page=page)
         if tab.document_epoch == epoch or root is not None:
             break   # (an element's subtree belongs to the document it was found in: no second walk)
     for node in nodes:
@@ -77,15 +80,20 @@ def take(tab: Tab, *, filter: str = "all", details: bool = False, max_depth: int
     return nodes
 
 
-def adopt_closed_shadow_roots(tab: Tab, frame: Frame, limit: int = 50) -> int:
+HOST_LIMIT = 50  # closed shadow root candidates asked about per call
+
+
+def adopt_closed_shadow_roots(tab: Tab, frame: Frame, limit: int = HOST_LIMIT, *, found_by_walk: bool = False) -> int:
     """Hand the walker the closed shadow roots of this frame it has not seen (script cannot reach them).
 
     Each candidate host is asked about once per document, so a page without new hosts costs one
-    call; returns how many roots were adopted.
+    call; returns how many roots were adopted. ``found_by_walk``: a snapshot call found the first
+    candidates already (they wait in the page for ``takeHosts``).
     """
     adopted = 0
-    for _ in range(3):  # a closed root can hold hosts of its own
-        arr = evaluate(tab, frame, f"globalThis.__pinchtab.unknownHosts({limit})", by_value=False)
+    for attempt in range(3):  # a closed root can hold hosts of its own
+        ask = "takeHosts()" if found_by_walk and attempt == 0 else f"unknownHosts({limit})"
+        arr = evaluate(tab, frame, f"globalThis.__pinchtab.{ask}", by_value=False)
         if arr.get("description") == "Array(0)":
             break  # nothing new to ask about: the common case, one call
         props = tab.call("Runtime.getProperties", {"objectId": arr["objectId"], "ownProperties": True},
@@ -112,16 +120,24 @@ def adopt_closed_shadow_roots(tab: Tab, frame: Frame, limit: int = 50) -> int:
 
 
 def _walk_frame(tab: Tab, table: RefTable, frame: Frame, filter: str, details: bool, max_depth: int,
-                root: Element | None, depth_offset: int) -> list[dict[str, Any]]:
-    adopt_closed_shadow_roots(tab, frame)
-    opts = {"filter": filter, "nextRef": table.next, "details": details, "maxDepth": max_depth}
+                root: Element | None, depth_offset: int, page: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    opts: dict[str, Any] = {"filter": filter, "nextRef": table.next, "details": details, "maxDepth": max_depth}
     if root is not None:
-        res = call_on(tab, root, "function(o){return JSON.stringify(globalThis.__pinchtab.snapshot(o, this))}", opts)
+        adopt_closed_shadow_roots(tab, frame)
+        walk = "function(o){return JSON.stringify(globalThis.__pinchtab.snapshot(o, this))}"
+        res = json.loads(call_on(tab, root, walk, opts))
     else:
-        res = evaluate(tab, frame, f"JSON.stringify(globalThis.__pinchtab.snapshot({json.dumps(opts)}))")
-    # One string instead of thousands of objects: CDP's by-value serialisation of 6,000 nodes
-    # costs more than the walk itself.
-    res = json.loads(res)
+        # One call for the common page: the walk looks for closed shadow root candidates first, and
+        # answers with them instead of nodes when there are some, to be walked again once adopted.
+        # One string instead of thousands of objects: CDP's by-value serialisation of 6,000 nodes
+        # costs more than the walk itself.
+        res = json.loads(evaluate(tab, frame, _snapshot_call({**opts, "hosts": HOST_LIMIT, "page": page is not None})))
+        if "hosts" in res:
+            adopt_closed_shadow_roots(tab, frame, found_by_walk=True)
+            res = json.loads(evaluate(tab, frame, _snapshot_call({**opts, "page": page is not None})))
+        if page is not None:
+            page.update(url=res["url"], title=res["title"])
+            tab.url, tab.title = res["url"], res["title"]
     table.next = max(table.next, res["nextRef"])
     nodes: list[dict[str, Any]] = res["nodes"]
     out: list[dict[str, Any]] = []
@@ -150,6 +166,10 @@ def _walk_frame(tab: Tab, table: RefTable, frame: Frame, filter: str, details: b
             except CDPError:
                 continue  # a frame that navigated away mid-snapshot: its owner stays, contents skipped
     return out
+
+
+def _snapshot_call(opts: dict[str, Any]) -> str:
+    return f"JSON.stringify(globalThis.__pinchtab.snapshot({json.dumps(opts)}))"
 
 
 def _frame_owners(tab: Tab, table: RefTable, parent: Frame, children: list[Frame]) -> dict[str, Frame]:

@@ -17,6 +17,7 @@ from .navigation import page_info
 from .tab import Tab
 from .waits import settle
 
+
 @dataclass
 class SnapshotDoc:
     """A snapshot as answered: the JSON-able document, the format to render it in, the filter used."""
@@ -36,8 +37,10 @@ def build(tab: Tab, *, filter: str = "all", format: str = "json", selector: str 
     cursor to the next page. Raises BadCursor when ``after`` is not a ref of the snapshot.
     """
     root = selectors.snapshot_root(tab, selector)
-    nodes = snapshot.take(tab, filter=filter, details=(format in ("json", "yaml")), max_depth=depth, root=root)
-    info = page_info(tab)
+    page: dict[str, str] = {}
+    nodes = snapshot.take(tab, filter=filter, details=(format in ("json", "yaml")), max_depth=depth, root=root,
+                          page=page)
+    info = page or page_info(tab)  # (a whole-page walk read them)
     previous = remember(tab, caller, filter, nodes) if root is None else None
     doc: dict[str, Any] = {"url": info["url"], "title": info["title"]}
     if diff and previous is not None:
@@ -87,16 +90,16 @@ def after_action(tab: Tab, mode: str, caller: str) -> dict[str, Any]:
     """Once the page settles, its compact interactive snapshot (``mode`` "compact"), or what changed
     since the caller's view (``mode`` "diff"; the compact snapshot when the caller has no view)."""
     settle(tab)
-    info = page_info(tab)
+    info: dict[str, str] = {}  # the page's URL and title, as the walk read them
     if mode == "diff":
         # Whole trees: what the action changed includes text, not only controls.
-        nodes = snapshot.take(tab, filter="all")
+        nodes = snapshot.take(tab, filter="all", page=info)
         previous = remember(tab, caller, "all", nodes)
         if previous is not None:
             text = formats.render_diff_compact(formats.diff(previous, nodes), title=info["title"], url=info["url"],
                                                count=len(nodes))
             return {"snapshot": text, "snapshotFormat": "diff"}
-    nodes = snapshot.take(tab, filter="interactive")
+    nodes = snapshot.take(tab, filter="interactive", page=info)
     remember(tab, caller, "interactive", nodes)
     text = formats.render_compact(nodes, title=info["title"], url=info["url"], count=len(nodes), interactive=True)
     return {"snapshot": text, "snapshotFormat": "compact"}

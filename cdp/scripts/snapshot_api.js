@@ -10,8 +10,27 @@
     return a && a !== document.body && a !== document.documentElement ? a : null;
   }
 
+  // Host candidates the last call found, kept for takeHosts (see snapshot's opts.hosts).
+  let pendingHosts = [];
+
+  function takeHosts() {
+    const hosts = pendingHosts;
+    pendingHosts = [];
+    return hosts;
+  }
+
   function snapshot(opts, root) {
     opts = opts || {};
+    // opts.hosts: look for closed shadow root candidates first (at most that many). When there are
+    // some, Pinchtab hands their roots over (takeHosts, then adoptClosedRoot) and calls again; the
+    // common page has none, and its walk is this one call.
+    if (opts.hosts && !root) {
+      const hosts = unknownHosts(opts.hosts);
+      if (hosts.length) {
+        pendingHosts = hosts;
+        return { hosts: hosts.length };
+      }
+    }
     // A modal dialog (showModal) makes everything outside it inert for Chrome.
     let modal = null;
     for (const d of document.getElementsByTagName("dialog")) if (d.open && d.matches(":modal")) modal = d;
@@ -60,7 +79,9 @@
           walkElement(root, ctx, 0);
         }
       }
-      return { nodes: S.out, nextRef: S.nextRef };
+      const res = { nodes: S.out, nextRef: S.nextRef };
+      if (opts.page) Object.assign(res, { url: location.href, title: document.title });  // no call of its own
+      return res;
     } finally {
       Object.assign(S, IDLE);  // nothing of the page stays reachable
     }
@@ -82,6 +103,7 @@
     adoptClosedRoot,
     isClosedHost,
     unknownHosts,
+    takeHosts,
     snapshot,
     resolve,
     refOf: (node) => (node && refOf.get(node)) || null,
