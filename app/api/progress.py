@@ -55,6 +55,7 @@ class Progress:
         self.url = ""
         self.version = 0
         self.cancelled = threading.Event()
+        self.ended = False  # set by wake(): a reader's wait returns at once, the version unchanged
 
     def _changed(self) -> None:
         self.version += 1
@@ -93,14 +94,15 @@ class Progress:
             return {"done": self.done, "total": self.total, "url": self.url, "errors": self.errors}
 
     def wait(self, seen: int, timeout_s: float) -> int:
-        """Block until the version passes ``seen`` or ``timeout_s`` passes; the current version."""
+        """Block until the version passes ``seen``, the run ends or ``timeout_s`` passes; the current version."""
         with self._cond:
-            self._cond.wait_for(lambda: self.version != seen, timeout_s)
+            self._cond.wait_for(lambda: self.version != seen or self.ended, timeout_s)
             return self.version
 
     def wake(self) -> None:
         """Wake the reader (the run ended)."""
         with self._cond:
+            self.ended = True
             self._cond.notify_all()
 
 

@@ -23,6 +23,10 @@ hop checked, the address connected to checked, a size cap), by the browser's net
 request leaves this process itself; the browser renders under the navigation policy, as
 ``/navigate`` does. A page whose HTTP fetch the download policy refuses (a host on this machine,
 say) is a ``fetch-error`` the browser may still render.
+
+Each crawl worker keeps its tabs for the whole crawl, opened when first needed: one to parse the
+fetched HTML in, one to fetch or render pages in (``_KeptTab``: how a kept tab is made ready for the
+next page, and when it is replaced by a fresh one). None of them is anyone's current tab.
 """
 from __future__ import annotations
 
@@ -30,13 +34,14 @@ import contextlib
 import fnmatch
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
 
 from cdp import page_facts
 from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
+from cdp.page import evaluate, main_frame
 from cdp.tab import Tab
 from profiles.times import utc_iso
 
@@ -55,6 +60,7 @@ HTTP_MAX_BYTES = 5 << 20
 HTML_PARSE_MAX = 2_000_000  # characters of a body handed to the parser
 HTTP_TIMEOUT_S = 30.0
 RENDER_TIMEOUT_S = 60.0
+READY_TIMEOUT_S = 2.0  # a rendering tab made ready for its next page (else a fresh one is opened)
 BLOCKED_STATUSES = frozenset({401, 403, 407, 429, 503})
 NOT_FOUND = frozenset({404, 410})
 _CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([A-Za-z0-9_-]+)""", re.I)
@@ -128,7 +134,7 @@ class _Crawl:
 
 @contextlib.contextmanager
 def _fetch_tab(state: BrowserState) -> Iterator[Tab]:
-    """A throwaway tab for one HTTP fetch (the download machinery's way): nobody's, closed after."""
+    """A tab for HTTP fetches (the download machinery's way): nobody's, closed after."""
     browser = state.ensure(Caller(agent=SCRATCH_AGENT))
     tab = browser.new_tab()
     try:
@@ -136,6 +142,75 @@ def _fetch_tab(state: BrowserState) -> Iterator[Tab]:
     finally:
         with contextlib.suppress(CDPError, CDPTimeout, BrowserGone, TargetClosed):
             browser.close_tab(tab.id)
+
+
+class _KeptTab:
+    """A tab a crawl worker keeps from one page to the next, opened when first needed and closed
+    with the crawl: opening a tab costs more than fetching or parsing a page. It is of one kind at a
+    time (``_fetch_tab`` or ``scratch_tab``), so a worker holds no more tabs than it did with a tab
+    per page; a page that needs the other kind closes it and opens one of that kind.
+
+    A fetch tab is ready for the next fetch once ``browser_fetch`` returned; a rendering tab is made
+    ready just before its next page (``_ready``), the way a fresh tab would be. A use that raised (a
+    refused or failed fetch, a timeout, a page the browser could not load) may leave a request
+    paused, a job running or a dialog open: that tab is closed, and the next page gets a fresh one,
+    as it does when readying a tab fails.
+    """
+
+    def __init__(self, state: BrowserState) -> None:
+        self.state = state
+        self.opener: Callable[[BrowserState], contextlib.AbstractContextManager[Tab]] | None = None
+        self.tab: Tab | None = None
+        self._open = contextlib.ExitStack()
+
+    @contextlib.contextmanager
+    def use(self, opener: Callable[[BrowserState], contextlib.AbstractContextManager[Tab]],
+            ready: Callable[[Tab], None] | None = None) -> Iterator[Tab]:
+        """This worker's tab of ``opener``'s kind; ``ready`` prepares a tab kept from an earlier page."""
+        tab = self.tab
+        if tab is not None and self.opener is opener and tab.closed is None and ready is not None:
+            try:
+                tab.run(lambda: ready(tab), READY_TIMEOUT_S)
+            except Exception:  # whatever the last page left, it is not this page's: a fresh tab instead
+                self.close()
+        if self.tab is None or self.opener is not opener or self.tab.closed is not None:
+            self.close()
+            self.tab = self._open.enter_context(opener(self.state))
+            self.opener = opener
+        tab = self.tab
+        try:
+            yield tab
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        self.tab = self.opener = None
+        self._open.close()
+
+
+def _ready(tab: Tab) -> None:
+    """Make a tab that rendered a page what a fresh one would be for the next (on its worker, just
+    before the next navigation, which unloads the last page): the last page's session storage and
+    window name cleared, an empty network log (the next page's status is read from it), and a
+    history that the next navigation resets, as it does in a new tab. Raises when it cannot (a
+    dialog open, no document)."""
+    evaluate(tab, main_frame(tab), "(() => { try { sessionStorage.clear() } catch (e) {} window.name = '' })()")
+    tab.network.clear()
+    tab.navigated = False
+
+
+class _Worker:
+    """What one crawl worker keeps for the whole crawl: a tab to parse HTML in, and one to fetch or
+    render pages in. A crawl whose fetches are all refused never opens a parser."""
+
+    def __init__(self, state: BrowserState) -> None:
+        self.parser = _KeptTab(state)
+        self.pages = _KeptTab(state)
+
+    def close(self) -> None:
+        self.pages.close()
+        self.parser.close()
 
 
 def _decode(body: bytes, content_type: str) -> str:
@@ -171,7 +246,7 @@ class _Scraper:
         """The navigation policy's word on one URL (raises its APIError)."""
         self.state.navigation.check(url)
 
-    def http(self, parser: Tab, url: str) -> dict[str, Any]:
+    def http(self, worker: _Worker, url: str) -> dict[str, Any]:
         """The HTTP extraction of ``url``: ``statusCode``, ``contentType``, ``facts`` or ``error``."""
         timeout_s = self.left(HTTP_TIMEOUT_S)
         max_bytes = min(self.state.config.security.download_max_bytes, HTTP_MAX_BYTES)
@@ -180,7 +255,7 @@ class _Scraper:
         except netguard.UnsafeURL as exc:
             return {"error": f"HTTP fetch refused: {exc.message}"}
         try:
-            with _fetch_tab(self.state) as t:
+            with worker.pages.use(_fetch_tab) as t:
                 got = t.run(lambda: browser_fetch(t, url, self.policy, max_bytes, timeout_s, vet=self.vet),
                             timeout_s + 3)
         except APIError as exc:
@@ -196,14 +271,15 @@ class _Scraper:
         if "html" in ctype.lower() or not ctype:
             try:
                 html = _decode(got["data"], ctype)[:HTML_PARSE_MAX]
-                out["facts"] = parser.run(lambda: page_facts.parsed(parser, html, got["url"]), 25.0)
+                with worker.parser.use(scratch_tab) as parser:
+                    out["facts"] = parser.run(lambda: page_facts.parsed(parser, html, got["url"]), 25.0)
             except (CDPError, CDPTimeout) as exc:  # a body the parser chokes on is a page without content
                 out["error"] = f"HTML parse: {exc}"
         return out
 
-    def render(self, url: str) -> dict[str, Any]:
+    def render(self, worker: _Worker, url: str) -> dict[str, Any]:
         """The browser's extraction of ``url``: ``facts`` and ``statusCode``; raises when it fails."""
-        with scratch_tab(self.state) as tab:
+        with worker.pages.use(scratch_tab, ready=_ready) as tab:
             info = load(tab, url, self.left(RENDER_TIMEOUT_S), quiet_s=SCRAPE_QUIET_S)
             if info["url"].startswith("chrome-error://"):
                 raise RuntimeError(f"{url} could not be loaded")
@@ -215,7 +291,7 @@ class _Scraper:
                            if str(e.get("resourceType", "")).lower() == "document" and e.get("status")), None)
         return {"facts": facts, "statusCode": status}
 
-    def page(self, parser: Tab, url: str) -> tuple[dict[str, Any], list[str]]:
+    def page(self, worker: _Worker, url: str) -> tuple[dict[str, Any], list[str]]:
         """One page end to end: the policy, the HTTP extraction, the verdict, the browser if it is
         needed and allowed. Returns the report entry and the links it found; never raises."""
         try:
@@ -224,12 +300,12 @@ class _Scraper:
             return {"url": url, "source": "http", "browserRecommended": False,
                     "error": f"navigation refused: {exc.message}"}, []
         try:
-            return self._page(parser, url)
+            return self._page(worker, url)
         except (CDPError, CDPTimeout, BrowserGone, TargetClosed) as exc:  # the browser failed us, not the page
             return {"url": url, "source": "http", "browserRecommended": False, "error": f"browser: {exc}"}, []
 
-    def _page(self, parser: Tab, url: str) -> tuple[dict[str, Any], list[str]]:
-        got = self.http(parser, url)
+    def _page(self, worker: _Worker, url: str) -> tuple[dict[str, Any], list[str]]:
+        got = self.http(worker, url)
         facts = got.get("facts") or {}
         page: dict[str, Any] = {"url": url, "source": "http"}
         for key in ("statusCode", "contentType"):
@@ -248,7 +324,7 @@ class _Scraper:
         links = list(facts.get("links", []))
         if render and not self.req["noBrowser"] and not self.req["preview"]:
             try:
-                rendered = self.render(url)
+                rendered = self.render(worker, url)
                 if not (rendered["facts"] or {}).get("markdown", "").strip():
                     raise RuntimeError("browser extraction produced no content")
             except LandingRefused as exc:  # the page is off the policy: that is why it is not reported
@@ -307,16 +383,16 @@ def scrape(state: BrowserState, req: dict[str, Any], policy: netguard.Policy,
     workers = max(1, min(req["concurrency"], limit))
     timed_out = False
 
-    def one(parser: Tab, url: str) -> tuple[dict[str, Any], list[str]]:
+    def one(worker: _Worker, url: str) -> tuple[dict[str, Any], list[str]]:
         if progress is None:
-            return scraper.page(parser, url)
+            return scraper.page(worker, url)
         progress.started(url)
-        page, links = scraper.page(parser, url)
+        page, links = scraper.page(worker, url)
         progress.finished(url, "error" in page)
         return page, links
 
     with contextlib.ExitStack() as stack:
-        parsers = [stack.enter_context(scratch_tab(state)) for _ in range(workers)]
+        crew = [stack.enter_context(contextlib.closing(_Worker(state))) for _ in range(workers)]
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="scrape") as pool:
             while crawl.queue and len(crawl.pages) < limit:
                 if progress is not None:
@@ -329,7 +405,7 @@ def scrape(state: BrowserState, req: dict[str, Any], policy: netguard.Policy,
                 batch = crawl.take(min(workers, limit - len(crawl.pages)))
                 if not batch:
                     break
-                for page, links in pool.map(lambda pu: one(*pu), zip(parsers, batch, strict=False)):
+                for page, links in pool.map(lambda pu: one(*pu), zip(crew, batch, strict=False)):
                     crawl.pages.append(page)
                     for link in links:
                         if crawl.admit(link):

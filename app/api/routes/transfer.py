@@ -376,14 +376,35 @@ def browser_fetch(t: Tab, url: str, policy: netguard.Policy, max_bytes: int, tim
 
     ``vet``, when given, judges each hop too (after the policy), raising an APIError to refuse it:
     a caller with rules of its own (a scrape's navigation policy) sees every URL the fetch goes to.
+
+    A tab whose fetch returned may fetch again (a scrape keeps one per worker): every request of
+    the fetch was answered, its event handlers are removed, and Fetch stays on, so anything the tab
+    would load meanwhile waits paused. After a fetch that raised, nobody can vouch for the tab.
     """
-    deadline = time.monotonic() + timeout_s
     paused: collections.deque[dict[str, Any]] = collections.deque()
-    t.on("Fetch.requestPaused", lambda _sid, p: paused.append(p))
     spaces: dict[str, str] = {}  # network request id -> the address space Chrome connected to
+    # Taken off again however the fetch ends: a tab kept for the next fetch (a scrape's) must not
+    # feed this fetch's queues, or keep them alive.
+    handlers: list[tuple[str, Callable[[str, dict[str, Any]], None]]] = [
+        ("Fetch.requestPaused", lambda _sid, p: paused.append(p))]
     if not policy.allowlist:
-        t.on("Network.responseReceivedExtraInfo",
-             lambda _sid, p: spaces.__setitem__(p.get("requestId", ""), p.get("resourceIPAddressSpace", "")))
+        handlers.append(("Network.responseReceivedExtraInfo", lambda _sid, p: spaces.__setitem__(
+            p.get("requestId", ""), p.get("resourceIPAddressSpace", ""))))
+    for method, handler in handlers:
+        t.on(method, handler)
+    try:
+        return _fetch(t, url, policy, max_bytes, timeout_s, vet, paused, spaces)
+    finally:
+        for method, handler in handlers:
+            t.off(method, handler)
+
+
+def _fetch(t: Tab, url: str, policy: netguard.Policy, max_bytes: int, timeout_s: float,
+           vet: Callable[[str], None] | None, paused: collections.deque[dict[str, Any]],
+           spaces: dict[str, str]) -> dict[str, Any]:
+    """``browser_fetch``'s work, its event handlers in place: the navigation and each paused request."""
+    deadline = time.monotonic() + timeout_s
+    if not policy.allowlist:
         t.call("Network.enable", {})
     t.call("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"},
                                          {"urlPattern": "*", "requestStage": "Response"}]})
