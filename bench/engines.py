@@ -8,6 +8,7 @@ own), and its Playwright looks for a browser where a link to ours is put.
 """
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -33,6 +34,18 @@ def _browser_binary() -> str:
     return os.path.realpath(find_browser())
 
 
+@functools.cache
+def _chromium_in_browsers_path() -> Path:
+    """Where Browserless's Playwright looks for Chromium, relative to its PLAYWRIGHT_BROWSERS_PATH;
+    asked of Playwright once a process (each asking starts a Node)."""
+    with tempfile.TemporaryDirectory() as browsers:
+        env = {**os.environ, "PLAYWRIGHT_BROWSERS_PATH": browsers}
+        where = "console.log(require('playwright-core').chromium.executablePath())"
+        expected = subprocess.run([str(NODE), "-e", where], cwd=FLEET, env=env, capture_output=True, text=True,
+                                  timeout=30, check=True)
+        return Path(expected.stdout.strip()).relative_to(browsers)
+
+
 class BrowserlessProcess(ServerSubprocess):
     """One Browserless: ``token`` guards it, ``concurrent`` browsers at once, none queued (a
     connection past the limit is answered 429 at once, as a full engine should)."""
@@ -53,10 +66,7 @@ class BrowserlessProcess(ServerSubprocess):
                 (routes / name).symlink_to(BROWSERLESS / "build" / "routes" / name)
         browsers = work / "playwright"
         env = {**os.environ, "PLAYWRIGHT_BROWSERS_PATH": str(browsers)}
-        where = "console.log(require('playwright-core').chromium.executablePath())"
-        expected = subprocess.run([str(NODE), "-e", where], cwd=FLEET, env=env, capture_output=True, text=True,
-                                  timeout=30, check=True)
-        exe = Path(expected.stdout.strip())
+        exe = browsers / _chromium_in_browsers_path()
         exe.parent.mkdir(parents=True, exist_ok=True)
         if not exe.exists():
             exe.symlink_to(_browser_binary())

@@ -143,12 +143,13 @@ class InstanceMirror:
         return None
 
     def wait_settled(self, instance_id: str, timeout_s: float) -> dict[str, Any] | None:
-        """Wait up to ``timeout_s`` while the instance is starting or waiting to restart; its record."""
+        """Wait up to ``timeout_s`` while the instance is starting or waiting to restart; its record.
+        A lost instance is settled: only a restart someone asks for brings it back."""
         deadline = time.monotonic() + timeout_s
         with self._cond:
             while True:
                 rec = self._records.get(instance_id)
-                if rec is None or rec["status"] in ("running", "stopping", "stopped"):
+                if rec is None or rec["status"] in ("running", "stopping", "stopped", "lost"):
                     return rec
                 if rec["status"] == "error" and instance_id not in self._restarting:
                     return rec  # failed for good: no restart is coming

@@ -8,18 +8,20 @@ is collected (``PoolManager.clear`` leaves them open): so a stop would wait on o
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 
 
 def close_pool_to(manager: Any, url: str) -> None:
-    """Close ``manager``'s (a urllib3 PoolManager) idle connections to ``url``'s host and forget its
-    pool; a request in flight on one finishes, and its connection is closed after it."""
-    pool = manager.connection_from_url(url)
+    """Close ``manager``'s (a urllib3 PoolManager) idle connections to ``url``'s host and port and
+    forget its pools there; a request in flight on one finishes, and its connection is closed after it."""
+    where = urlsplit(url)
     for key in manager.pools.keys():
-        if manager.pools.get(key) is pool:
+        pool = manager.pools.get(key)
+        if pool is not None and (pool.host, pool.port) == (where.hostname, where.port):
             manager.pools.pop(key, None)
-    pool.close()
+            pool.close()
 
 
 def close_session(session: requests.Session) -> None:

@@ -25,43 +25,32 @@ ENGINE_TOKEN = "engine-s3cret-9f2c"   # distinctive: it must appear nowhere a pe
 
 
 @pytest.fixture(scope="module")
-def east(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserlessProcess]:
-    engine = BrowserlessProcess(tmp_path_factory.mktemp("east"), concurrent=2, token=ENGINE_TOKEN)
-    try:
-        engine.wait_healthy(60)
-        yield engine
-    finally:
-        engine.stop()
+def east(browserless_engines: Any) -> BrowserlessProcess:
+    [engine] = browserless_engines("east", token=ENGINE_TOKEN)
+    return engine
 
 
 @pytest.fixture(scope="module")
-def server(east: BrowserlessProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+def server(east: BrowserlessProcess, fleet_servers: Any) -> Iterator[Any]:
     config = {"multiInstance": {"strategy": "explicit"}, "instanceDefaults": {"stealthLevel": "off"},
               "security": {"allowStateExport": True},
               "browsers": {"providers": [
                   {"name": "here", "kind": "local", "capacity": 1},
                   {"name": "east", "kind": "cdp", "capacity": 2,
                    "url": f"ws://127.0.0.1:{east.port}/chromium?token=${{ENGINE_TOKEN}}"}]}}
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("ENGINE_TOKEN", ENGINE_TOKEN)   # the server reads ${ENGINE_TOKEN} from its environment
-        sp = ServerProcess(tmp_path_factory.mktemp("fleet-agent-home"), config, token=TOKEN)
-    try:
-        sp.wait_ready(default_instance=False)
-        yield sp
-    finally:
-        sp.stop()
+    [sp] = fleet_servers(config, env={"ENGINE_TOKEN": ENGINE_TOKEN}, token=TOKEN)
+    yield sp
+    sp.stop()
     assert ENGINE_TOKEN not in sp.output()
 
 
-def start(server: ServerProcess, **body: Any) -> dict[str, Any]:
-    r = server.post("/instances/start", json=body)
-    assert r.status_code == 201, r.text
-    return server.wait_status(r.json()["id"], "running", 60)
+def start(server: Any, **body: Any) -> dict[str, Any]:
+    [inst] = server.start_instances(body)
+    return inst
 
 
-def stop(server: ServerProcess, *instances: dict[str, Any]) -> None:
-    for inst in instances:
-        assert server.post(f"/instances/{inst['id']}/stop").status_code == 200
+def stop(server: Any, *instances: dict[str, Any]) -> None:
+    server.stop_instances(*instances)
 
 
 def open_tab(server: ServerProcess, inst: dict[str, Any], url: str) -> str:

@@ -47,14 +47,14 @@ def test_a_browserless_leases_until_full_and_says_so(browserless) -> None:
     assert browser_version(provider.lease().cdp_url).startswith("Chrome/")
 
 
-def test_a_wrong_token_or_a_dead_engine_is_down_and_the_token_is_never_shown(browserless) -> None:
+def test_a_wrong_token_or_a_dead_engine_is_down_and_the_token_is_never_shown(doomed_browserless) -> None:
     wrong = make(name="east", kind="cdp", capacity=2,
-                               url=browserless.ws_url.replace("token=T", "token=nope"))
+                               url=doomed_browserless.ws_url.replace("token=T", "token=nope"))
     with pytest.raises(ProviderDown) as refused:
         wrong.lease()
     assert "token" in refused.value.reason and "nope" not in str(refused.value)
-    browserless.stop()
-    dead = make(name="east", kind="cdp", capacity=2, url=browserless.ws_url)
+    doomed_browserless.stop()
+    dead = make(name="east", kind="cdp", capacity=2, url=doomed_browserless.ws_url)
     health = dead.health(timeout_s=1)
     assert not health.ok and "T" not in health.detail.replace("Timeout", "")
     with pytest.raises(ProviderDown):
