@@ -47,6 +47,9 @@ def open_dashboard(server: ServerProcess, browser: Any) -> Page:
     page.fill("#token-input", TOKEN)
     page.click("#token-save")
     wait_until(lambda: page.dom("document.querySelectorAll('#instances [data-instance-id]').length") >= 1, 15)
+    # And the agent sessions' table (a row, or its "none" row): it renders after the login, and a
+    # click computed before it grows would land where the form was.
+    wait_until(lambda: page.dom("document.querySelector('#agent-sessions tbody').children.length") >= 1, 15)
     return page
 
 
