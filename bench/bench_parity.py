@@ -187,8 +187,9 @@ def tabs(base: str, chrome: ChromeProcess, bridge: Bridge, runs: int) -> list[Ro
     popups = []
     for _ in range(max(5, runs // 3)):
         def popup_logged() -> str:
+            # (autoSwitch: a popup the caller does not switch to is closed, as the original's guard does)
             res = bridge.call("POST", "/action", json={"tabId": opener, "kind": "click", "selector": "#open",
-                                                       "autoSwitch": False}).json()["result"]
+                                                       "autoSwitch": True}).json()["result"]
             popup = res["openedTab"]
             deadline = time.monotonic() + 10
             while not bridge.call("GET", f"/tabs/{popup}/network?filter=small.html").json()["count"]:
