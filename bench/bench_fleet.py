@@ -5,7 +5,8 @@
 * Instance start and first snapshot: ``POST /instances/start`` until ``running``, then a tab on a
   local page and its first snapshot, on a Browserless provider and on this machine (medians).
 * Per-call overhead: ``POST /evaluate 1+1`` through the server on a remote instance, against raw
-  ``Runtime.evaluate`` on a browser from the same Browserless, interleaved (medians of ``--runs``).
+  ``Runtime.evaluate`` on a browser from the same Browserless and against the same call on a local
+  instance of the same server, interleaved (medians of ``--runs``).
 * Memory on the server's host per instance: the bridge child's processes (a remote instance has no
   browser here), from ``GET /instances/metrics``.
 
@@ -119,16 +120,20 @@ def main() -> int:
             rows.append((f"start -> running ({provider})", f"median {statistics.median(ups):.2f} s",
                          f"first tab + snapshot: median {statistics.median(snaps) * 1000:.0f} ms"))
         iid, tab, _, _ = server.start_and_snapshot("bl", url)
-        local_iid, _, _, _ = server.start_and_snapshot("here", url)
+        local_iid, local_tab, _, _ = server.start_and_snapshot("here", url)
         ws, session = raw_evaluate_session(engine)
-        ours, raw = [], []
+        ours, local, raw = [], [], []
         body = {"tabId": tab, "expression": "1+1"}
+        local_body = {"tabId": local_tab, "expression": "1+1"}
         for _ in range(args.runs):
             ours.append(timed(lambda: server.call("POST", "/evaluate", json=body))[0])
+            local.append(timed(lambda: server.call("POST", "/evaluate", json=local_body))[0])
             raw.append(timed(lambda: ws.call("Runtime.evaluate", {"expression": "1+1"}, session))[0])  # type: ignore
         ws.close()
         rows.append(("evaluate 1+1, remote instance via the server", f"median {med_ms(ours):.2f} ms",
                      f"p90 {pct_ms(ours, .9):.2f} ms"))
+        rows.append(("evaluate 1+1, local instance via the server", f"median {med_ms(local):.2f} ms",
+                     f"remote - local: {med_ms(ours) - med_ms(local):+.2f} ms"))
         rows.append(("raw Runtime.evaluate, same engine", f"median {med_ms(raw):.2f} ms",
                      f"overhead +{med_ms(ours) - med_ms(raw):.2f} ms"))
         metrics = {m["id"]: m for m in server.call("GET", "/instances/metrics").json()}
