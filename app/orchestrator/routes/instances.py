@@ -37,7 +37,7 @@ from .instances_contract import (
     ServerHealthResponse,
 )
 from .profiles import is_temporary, store
-from .proxy import ready
+from .proxy import let_go, ready
 from .server import agent_count, cached, restart_reasons
 
 bp = Blueprint("instances", __name__)
@@ -215,7 +215,7 @@ def stop_instance(instance_id: str) -> dict[str, Any]:
     """Stop an instance: shutdown, then SIGTERM, then SIGKILL, each bounded. An agent session stops
     only the instances it started."""
     _require_owner(instance_id, "stop")
-    _let_go(instance_id)
+    let_go(instance_id)
     return server_state().client.stop(instance_id)
 
 
@@ -225,17 +225,8 @@ def restart_instance(instance_id: str) -> dict[str, Any]:
     """Restart an instance's bridge (same id, profile and port). An agent session restarts only the
     instances it started."""
     _require_owner(instance_id, "restart")
-    _let_go(instance_id)
+    let_go(instance_id)
     return server_state().client.restart(instance_id)
-
-
-def _let_go(instance: str | dict[str, Any]) -> None:
-    """Before an instance stops: our connections to it close (its bridge would wait 2 s on them).
-    ``instance``: its id (404 when unknown, as the stop itself would answer) or its record."""
-    st = server_state()
-    record = st.client.get(instance) if isinstance(instance, str) else instance
-    if record.get("url"):
-        st.upstream.close_connections(record["url"])
 
 
 def _require_owner(instance: str | dict[str, Any], what: str) -> None:
@@ -377,7 +368,7 @@ def stop_profile(ident: str) -> dict[str, Any]:
     if record is None:
         raise APIError(f"no instance runs profile {ident!r}", status=404, code="instance_not_found")
     _require_owner(record, "stop")
-    _let_go(record)
+    let_go(record["id"])
     return {**server_state().client.stop(record["id"]), "name": record["profileName"]}
 
 

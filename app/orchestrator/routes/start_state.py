@@ -19,7 +19,7 @@ from typing import Any
 from ...web.errors import APIError, BadRequest, NotFound, disabled
 from ...web.files import SAVED_STATES, STATE_NAME, entries
 from ..state import server_state
-from .proxy import ready
+from .proxy import let_go, ready
 
 # How long the load waits for the instance to run: a launch's own health deadline (45 s) and a margin.
 RUNNING_WAIT_S = 50.0
@@ -53,6 +53,7 @@ def load_onto(instance_id: str, name: str) -> dict[str, Any]:
         # running without it would hold a browser (a provider's capacity) that nobody knows to stop,
         # and a caller that retried would start a second. So it is stopped, and the error says which.
         try:
+            let_go(instance_id)
             st.client.stop(instance_id)
             stopped = True
         except APIError:   # the manager is gone too: the details say the instance may still run
