@@ -39,7 +39,6 @@ class RefTable:
 
 
 MAX_WALKS = 3   # a page that commits a new document on every walk gets the last walk's refs
-FIRST_DOCUMENT_WAIT_S = 5.0  # how long a snapshot waits for a fresh page's first document to commit
 
 
 def refs_of(tab: Tab) -> RefTable:
@@ -64,15 +63,6 @@ def take(tab: Tab, *, filter: str = "all", details: bool = False, max_depth: int
     began) read the new document under the old one's refs, which the commit then retires: it is
     walked again, so the refs handed out are the new document's.
     """
-    if tab.load_pending and tab.url in ("", "about:blank") and root is None:
-        # A page (a popup, say) still on its first, empty document while its real one loads: the
-        # real one is the page the caller means, and a walk now would read about:blank.
-        def parsed() -> bool:  # committed, and its DOM built (a walk at the commit reads an empty body)
-            fr = tab.frames.get(tab.main_frame_id or "")
-            return not tab.load_pending and fr is not None and "DOMContentLoaded" in fr.lifecycle
-
-        if not tab.wait_for(parsed, FIRST_DOCUMENT_WAIT_S):
-            tab.load_pending = False  # a navigation that never commits (a download) is waited for once
     for _ in range(MAX_WALKS):
         epoch = tab.document_epoch
         table = refs_of(tab)

@@ -127,7 +127,6 @@ class Tab:
         self.document_epoch = 0  # bumped when the main frame commits a new document
         self.nav_seq = 0  # bumped by every main-frame navigation, same-document ones included
         self.loads_started = 0  # bumped when the main frame starts a navigation to a new document
-        self.load_pending = False  # the main frame started one that has not committed yet
         self.state: dict[str, Any] = {}  # per-tab bookkeeping of higher layers (refs, last snapshot)
         self.input_stuck_epoch: int | None = None  # the document whose input events stopped answering
         self._handlers: dict[str, list[Handler]] = collections.defaultdict(list)
@@ -474,7 +473,6 @@ class Tab:
         if fr.parent_id is None and session_id == self.session_id:
             self.main_frame_id = fr.frame_id
             self.url = fr.url
-            self.load_pending = False
             self.document_epoch += 1
             self.nav_seq += 1
 
@@ -502,7 +500,6 @@ class Tab:
         if (p.get("frameId") == self.main_frame_id and session_id == self.session_id
                 and p.get("navigationType") not in ("sameDocument", "historySameDocument")):
             self.loads_started += 1
-            self.load_pending = True
 
     def _on_context_created(self, session_id: str, p: dict[str, Any]) -> None:
         ctx = p["context"]
