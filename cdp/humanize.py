@@ -22,6 +22,7 @@ from human.mouse import Box, Point, Step, click_plan, move_path, nearby_start
 from human.rng import RandomSource, spread
 
 from . import keys
+from .errors import ActionError
 from .input import (
     Target,
     box_of,
@@ -33,7 +34,6 @@ from .input import (
     send_keys,
     viewport_point,
 )
-from .errors import ActionError
 from .page import call_on
 from .tab import Tab
 

@@ -89,6 +89,13 @@ def role_and_name(value: str) -> tuple[str, str]:
 
 
 # --- resolving ---------------------------------------------------------------------------------
+def refuse_invalid(sel: Selector, exc: CDPError) -> None:
+    """Raise BadSelector when the page threw because ``sel`` is not a selector at all (CSS or XPath
+    syntax): asking again will not help. Other errors (a frame gone mid-search) are the caller's."""
+    if "SyntaxError" in exc.cdp_message or "not a valid" in exc.cdp_message:
+        raise BadSelector(f"{sel.describe()} is not valid: {exc.cdp_message}") from None
+
+
 def _dom_pick(tab: Tab, frame: Frame, sel: Selector, index: int) -> tuple[int, dict | None]:
     """Ask one frame for its ``index``-th match (negative: from the end) in one call.
 
@@ -100,8 +107,7 @@ def _dom_pick(tab: Tab, frame: Frame, sel: Selector, index: int) -> tuple[int, d
     try:
         obj = evaluate(tab, frame, expr, by_value=False)
     except CDPError as exc:
-        if "SyntaxError" in exc.cdp_message or "not a valid" in exc.cdp_message:
-            raise BadSelector(f"{sel.describe()} is not valid: {exc.cdp_message}") from None
+        refuse_invalid(sel, exc)
         return 0, None  # a frame that went away mid-search
     if obj.get("type") == "number":
         return int(obj.get("value", 0)), None
@@ -172,8 +178,7 @@ def _count_in(tab: Tab, frame: Frame, sel: Selector) -> int:
         return int(evaluate(tab, frame, f"globalThis.__pinchtab.matches({json.dumps(sel.kind)}, "
                                         f"{json.dumps(sel.value)}).length"))
     except CDPError as exc:
-        if "SyntaxError" in exc.cdp_message or "not a valid" in exc.cdp_message:
-            raise BadSelector(f"{sel.describe()} is not valid: {exc.cdp_message}") from None
+        refuse_invalid(sel, exc)
         return 0
 
 

@@ -71,7 +71,7 @@ def condition(tab: Tab, mode: str, value: Any, *, state: str = "visible", idle_m
             expr = f"({_VISIBLE})({json.dumps(sel.kind)}, {json.dumps(sel.value)})"
 
             def seen() -> bool:
-                return any(_safe_eval(tab, f, expr) for f in frame_scope.search_frames(tab))
+                return any(_safe_eval(tab, f, expr, sel) for f in frame_scope.search_frames(tab))
         else:
             def seen() -> bool:
                 return selectors.count(tab, value) > 0
@@ -104,10 +104,12 @@ def condition(tab: Tab, mode: str, value: Any, *, state: str = "visible", idle_m
     raise ValueError(f"unknown wait mode {mode!r}")
 
 
-def _safe_eval(tab: Tab, frame: Any, expr: str) -> bool:
+def _safe_eval(tab: Tab, frame: Any, expr: str, sel: selectors.Selector | None = None) -> bool:
     try:
         return bool(evaluate(tab, frame, expr))
-    except CDPError:
+    except CDPError as exc:
+        if sel is not None:
+            selectors.refuse_invalid(sel, exc)  # a selector the page cannot read never matches: say so now
         return False  # a frame mid-navigation: ask again next time
 
 

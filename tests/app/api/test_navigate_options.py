@@ -3,6 +3,7 @@ from the request or the config, dismissBanners, browser), the engine check /acti
 POST /wait's load states (network-idle counts the tab's own requests in flight)."""
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -144,6 +145,17 @@ def test_check_engine(tmp_path: Any) -> None:
 def test_an_unknown_wait_for_is_bad_wait_for(client: Any, site: Any) -> None:
     r = client.post("/navigate", json={"url": site.url("network_title.html"), "waitFor": "idle"})
     assert r.status_code == 400 and r.json["code"] == "bad_wait_for"
+
+
+def test_a_selector_the_page_cannot_read_is_refused_at_once(client: Any, site: Any) -> None:
+    """Not waited on until the timeout: no page will ever match ``div[[``."""
+    started = time.monotonic()
+    r = client.post("/navigate", json={"url": site.url("network_title.html"), "waitFor": "selector",
+                                       "waitSelector": "div[[", "timeout": 60})
+    assert r.status_code == 400 and r.json["code"] == "bad_selector", r.json
+    r = client.post("/wait", json={"selector": "div[[", "timeout": 30000})
+    assert r.status_code == 400 and r.json["code"] == "bad_selector", r.json
+    assert time.monotonic() - started < 10
 
 
 # --- POST /wait load states ----------------------------------------------------------------------------------
