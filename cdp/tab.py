@@ -127,6 +127,7 @@ class Tab:
         self.document_epoch = 0  # bumped when the main frame commits a new document
         self.nav_seq = 0  # bumped by every main-frame navigation, same-document ones included
         self.loads_started = 0  # bumped when the main frame starts a navigation to a new document
+        self.started_loader = ""  # the loader of that navigation (its document, once it commits)
         self.state: dict[str, Any] = {}  # per-tab bookkeeping of higher layers (refs, last snapshot)
         self.input_stuck_epoch: int | None = None  # the document whose input events stopped answering
         self._handlers: dict[str, list[Handler]] = collections.defaultdict(list)
@@ -500,6 +501,7 @@ class Tab:
         if (p.get("frameId") == self.main_frame_id and session_id == self.session_id
                 and p.get("navigationType") not in ("sameDocument", "historySameDocument")):
             self.loads_started += 1
+            self.started_loader = p.get("loaderId", "")
 
     def _on_context_created(self, session_id: str, p: dict[str, Any]) -> None:
         ctx = p["context"]

@@ -13,6 +13,7 @@ from typing import Any
 
 from cdp import snapshot_doc
 from cdp.errors import BrowserGone, CDPError, CDPTimeout, TargetClosed
+from cdp.navigation import wait_opened_page
 from cdp.steps import WINDOW_OPENED, perform
 from cdp.tab import Tab
 
@@ -31,6 +32,7 @@ from .locks import check_access, request_owner
 bp = Blueprint("actions", __name__)
 
 OPENED_TAB_WAIT_S = 3.0  # a page said it opens a window: how long Chrome gets to report the tab
+OPENED_PAGE_WAIT_S = 5.0  # then how long its page gets to be parsed before the step answers
 
 
 def run_step(t: Tab, req: ActionRequest, cfg: Config) -> dict[str, Any]:
@@ -81,6 +83,13 @@ def page_ids() -> set[str]:
     return {p["targetId"] for p in state().ensure(caller()).pages()}
 
 
+def opened_page_ready(t: Tab) -> None:
+    """Bring a tab a step opened to the front (in a window, the person watching sees it too) and
+    let it parse the page it was opened to: the caller's next call (a snapshot) means that page."""
+    t.call("Page.bringToFront")
+    wait_opened_page(t, OPENED_PAGE_WAIT_S)
+
+
 def adopt_opened_tab(t: Tab, result: dict[str, Any], auto_switch: bool, known: set[str]) -> None:
     """A step whose page opened a tab reports it (``openedTab``); with ``auto_switch`` the new tab
     becomes the caller's current one (``switchedToTab``), so the agent's next call lands there.
@@ -106,7 +115,7 @@ def adopt_opened_tab(t: Tab, result: dict[str, Any], auto_switch: bool, known: s
     result["openedTab"] = opened
     try:
         new = st.mark(browser.tab(opened), who)
-        new.run(lambda: new.call("Page.bringToFront"), 10)  # in a window, the person watching sees it too
+        new.run(lambda: opened_page_ready(new), OPENED_PAGE_WAIT_S + 10)
     except (KeyError, TargetClosed):  # closed at once (the navigation policy refused it)
         del result["openedTab"]
         return
