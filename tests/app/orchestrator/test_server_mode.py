@@ -314,6 +314,13 @@ def test_dashboard_in_a_real_browser_starts_an_instance(server, browser, site, t
         return res["result"].get("value")
 
     started: set[str] = set()
+    # A profile signed in as someone, there when the dashboard opens (it reads profiles when it
+    # opens, then every 15 s).
+    assert server.post("/profiles", json={"name": "alice"}).status_code == 201
+    prefs = server.state_dir / "profiles" / "alice" / "Default" / "Preferences"
+    prefs.parent.mkdir(parents=True, exist_ok=True)
+    prefs.write_text(json.dumps({"account_info": [{"email": "alice@example.com", "full_name": "Alice Liddell",
+                                                   "gaia": "1234"}]}))
     try:
         run(lambda t: navigation.navigate(t, server.base + "/dashboard", timeout_s=20))
         wait_until(lambda: dom("!document.getElementById('token-panel').hidden"), 10)  # it asks for the token
@@ -341,13 +348,6 @@ def test_dashboard_in_a_real_browser_starts_an_instance(server, browser, site, t
         wait_until(lambda: dom(f"!!{card}.querySelector('.tab img[data-loaded=true]')"), 15, 0.1)
         assert dom(f"{card}.querySelector('.tab .url').textContent") == site.url("counter.html")
         # Profiles show with the account they are signed in as, and agents' calls in the activity list.
-        import json as _json
-
-        assert server.post("/profiles", json={"name": "alice"}).status_code == 201
-        prefs = server.state_dir / "profiles" / "alice" / "Default" / "Preferences"
-        prefs.parent.mkdir(parents=True, exist_ok=True)
-        prefs.write_text(_json.dumps({"account_info": [{"email": "alice@example.com", "full_name": "Alice Liddell",
-                                                        "gaia": "1234"}]}))
         row = "document.querySelector('#profiles tr[data-profile=\"alice\"]')"
         wait_until(lambda: dom(f"{row} && {row}.textContent.includes('alice@example.com')"), 20, 0.2)
         assert "Alice Liddell" in dom(f"{row}.textContent")
