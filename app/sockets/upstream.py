@@ -23,7 +23,7 @@ from simple_websocket import ConnectionClosed
 
 from ..web.errors import APIError
 from .limiter import Limiter
-from .served import CLOSE_GRACE_S, IDLE_WAKE_S
+from .served import CLOSE_GRACE_S, IDLE_WAKE_S, next_frame
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +154,7 @@ class SocketRelay:
     def _client_loop(self) -> None:
         while True:
             try:
-                data = self.client.receive(timeout=IDLE_WAKE_S)
+                data = next_frame(self.client, IDLE_WAKE_S)
             except ConnectionClosed as closed:
                 self._close_upstream(self._client_close_code(closed), closed.message or "")
                 return

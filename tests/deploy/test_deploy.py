@@ -252,6 +252,6 @@ def test_nginx_in_front_of_pinchtab_server_carries_debug_sessions(tmp_path, serv
         finally:
             app.close()
             agent.close()
-            stream.close()
+            events.close()
     finally:
         nginx.stop()

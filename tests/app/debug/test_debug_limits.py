@@ -80,7 +80,9 @@ def test_forty_large_frames_leave_the_session_within_its_byte_budget(small_budge
     first_kept = srv.session.history[0][0]
     with requests.get(f"http://127.0.0.1:{srv.port}/events", params={"sessionId": SESSION},
                       headers={"Last-Event-ID": "1"}, stream=True, timeout=(5, 10)) as r:
-        notice = stream_events(r).get(timeout=10)
+        events = stream_events(r)
+        notice = events.get(timeout=10)
+        events.close()
     assert notice["type"] == "dropped" and notice["count"] == first_kept - 2
     agent.close()
 
