@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -243,3 +244,20 @@ def test_other_schemes_are_rejected_naming_the_url(url: str, no_network: None) -
     with pytest.raises(LaunchError, match="must be http") as info:
         resolve_cdp_url(url)
     assert repr(url) in str(info.value)
+
+
+def test_a_callers_disable_features_adds_to_ours_instead_of_replacing_them() -> None:
+    flags = chrome_flags(headless=True, user_data_dir="d", as_root=False,
+                         extra=("--disable-features=Foo,Translate", "--lang=en-US"))
+    [features] = [f for f in flags if f.startswith("--disable-features=")]   # Chrome reads only the last one
+    names = features.split("=", 1)[1].split(",")
+    assert {"Foo", "Translate", "WebUIOmniboxPopup", "WebUIOmniboxAimPopup"} <= set(names)
+    assert len(names) == len(set(names)) and "--lang=en-US" in flags
+
+
+def test_the_launched_browser_preloads_no_omnibox_pages(browser: Any) -> None:
+    """Chrome preloads its omnibox popups' WebUI even headless: a renderer that made each launch
+    cost three times the CPU. A Chromium that renames the feature shows up here."""
+    targets = browser._conn().call("Target.getTargets", {"filter": [{}]})["targetInfos"]
+    assert [t["url"] for t in targets if "top-chrome" in t["url"] or t["type"] == "browser_ui"] == []
+    assert any(t["type"] == "page" for t in targets)
