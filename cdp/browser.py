@@ -339,7 +339,7 @@ class Browser:
             for held in others:  # a page someone else opened meanwhile: let it run, leave it
                 self._release(conn, held)
         if session is not None:
-            return self._adopt(target_id, session, timeout_s, paused=True)
+            return self._adopt(target_id, session, timeout_s, paused=True, background=True)
         return self._attach(target_id, timeout_s)
 
     def tab(self, target_id: str, timeout_s: float = SETUP_TIMEOUT_S) -> Tab:
@@ -369,9 +369,10 @@ class Browser:
         return self._adopt(target_id, session_id, timeout_s)
 
     def _adopt(self, target_id: str, session_id: str, timeout_s: float, *, paused: bool = False,
-               popup: bool = False) -> Tab:
+               popup: bool = False, background: bool = False) -> Tab:
         """Our tab on an attached session, set up (``paused``: a page Chrome holds for us, let run;
-        ``popup``: a page a tab opened, whose first URL the navigation policy judges)."""
+        ``popup``: a page a tab opened, whose first URL the navigation policy judges;
+        ``background``: returned once its setup is sent, not answered)."""
         conn = self._conn()
         tab = Tab(conn, target_id, session_id, world=WORLD, world_script=self._scripts, network=self.network)
         tab.extra_setup = lambda frame: self._session_setup(tab, frame)
@@ -380,12 +381,31 @@ class Browser:
         if popup and self.url_check is not None:
             self._judge_first_url(tab, self.url_check)  # before its session is ours: no event comes earlier
         conn.claim(session_id, tab)
-        try:
-            tab.run(lambda: self._setup(tab, resume=paused), timeout_s)
-        except Exception:
+
+        def failed() -> None:
             tab.fail(TargetClosed("tab setup failed"))
             conn.release(session_id)
-            raise
+            with self._lock:
+                if self._tabs.get(target_id) is tab:
+                    del self._tabs[target_id]
+
+        def setup() -> None:
+            try:
+                self._setup(tab, resume=paused)
+            except Exception:
+                failed()
+                raise
+
+        if background:
+            # A page we opened answers its setup only once its renderer has started, tens of
+            # milliseconds after the commands are sent and the page let run. Nothing the caller
+            # does can come between: its first job waits behind the setup on the tab's worker,
+            # and fails if the setup did.
+            with self._lock:
+                self._tabs[target_id] = tab
+            tab.submit(setup, timeout_s)
+            return tab  # about:blank, untitled, not navigated: as a Tab starts
+        tab.run(setup, timeout_s)
         with self._lock:
             self._tabs[target_id] = tab
             info = self._targets.get(target_id, {})

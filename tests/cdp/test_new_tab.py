@@ -86,3 +86,15 @@ def test_a_page_another_client_opens_while_a_tab_opens_is_let_run(browser: Any, 
     finally:
         browser.close_tab(tab.id)
         browser.close_tab(foreign["id"])
+
+
+def test_a_new_tab_answers_before_its_renderer_and_its_first_job_runs_after_the_setup(browser: Any) -> None:
+    """The tab is handed over once its setup is sent: the first job queued on it runs once the
+    setup has been answered (its frame tree learnt: a Tab starts without a main frame)."""
+    tab = browser.new_tab()
+    try:
+        seen = tab.run(lambda: (tab.main_frame_id, tab.url), 10)   # queued at once, behind the setup
+        assert seen == (tab.id, "about:blank")
+        assert evaluate(tab, "typeof document") == "object"
+    finally:
+        browser.close_tab(tab.id)
