@@ -67,21 +67,20 @@ def wait_loaded(tab: Tab, frame_id: str | None, loader: str | None, wait_for: st
         raise CDPTimeout(f"page did not reach {wait_for!r} within {timeout_s:.0f} s")
 
 
-def wait_opened_page(tab: Tab, timeout_s: float) -> bool:
+def wait_opened_page(tab: Tab, timeout_s: float) -> None:
     """Wait, up to ``timeout_s``, for a tab a page just opened (a popup) to parse the document it
-    was opened to; True when it has, or when none is loading.
+    was opened to, if one is loading.
 
     Such a tab is handed over on its initial empty document while the real one loads: a snapshot
     taken at once would read about:blank, or an empty body at the commit, and its refs would be
     retired a moment later. A page that never commits one (a download) costs the wait once.
     """
     if not tab.started_loader or tab.main_frame_id is None:
-        return True
+        return
     try:
         wait_loaded(tab, tab.main_frame_id, tab.started_loader, "dom", timeout_s)
     except (CDPTimeout, DialogBlocking):
-        return False  # still loading, or stopped by a dialog: the caller sees the page as it is
-    return True
+        pass  # still loading, or stopped by a dialog: the caller sees the page as it is
 
 
 def wait_selector_present(tab: Tab, selector: str, timeout_s: float) -> None:

@@ -45,23 +45,20 @@ def configure(app: Flask, *, max_frame_bytes: int, ping_interval_s: float | None
     app.config["SOCK_SERVER_OPTIONS"] = options
 
 
-def settle_too_large(ws: Any) -> None:
-    """For a too-large message simple-websocket wakes the waiting thread before it marks the socket
-    closed, and the waiter, finding nothing to read on a socket still open, would wait on until its
-    next idle wake (5 s). Wait instead (bounded) for its reader thread to finish the close."""
-    limit = ws.max_message_size
-    if ws.connected and limit and ws.incoming_message_len > limit:
-        ws.thread.join(CLOSE_GRACE_S)
+def await_frames(ws: Any, timeout_s: float) -> None:
+    """Wait up to ``timeout_s`` for something for ``ws``'s reader: a frame, its close, or another
+    wake of ``ws.event``; then take them with ``ws.receive(timeout=0)``.
 
-
-def next_frame(ws: Any, timeout_s: float) -> str | bytes | None:
-    """``ws.receive(timeout_s)``, except that a too-large message's close is seen at once (its
-    receive() would go on waiting for the whole timeout: see settle_too_large)."""
+    For a too-large message simple-websocket wakes the waiter before it marks the socket closed:
+    a waiter that found nothing to read on a socket still open would wait on until its next idle
+    wake (5 s), so the close is waited for here instead (bounded), and seen at once.
+    """
     if ws.connected and not ws.input_buffer:
         if ws.event.wait(timeout_s):
             ws.event.clear()
-        settle_too_large(ws)
-    return ws.receive(timeout=0)
+        limit = ws.max_message_size
+        if ws.connected and limit and ws.incoming_message_len > limit:
+            ws.thread.join(CLOSE_GRACE_S)
 
 
 def first_message(ws: Any, timeout_s: float) -> dict[str, Any] | None:
@@ -158,11 +155,9 @@ class ServedSocket:
         try:
             self.opened()
             while ws.connected and self.closing is None:
-                ws.event.wait(max(0.0, min(IDLE_WAKE_S, self.wait_s())))
-                ws.event.clear()
+                await_frames(ws, max(0.0, min(IDLE_WAKE_S, self.wait_s())))
                 while (frame := ws.receive(timeout=0)) is not None:
                     self.on_frame(frame)
-                settle_too_large(ws)
                 self.tick()
             # A peer's last frames can come with its close (a page answers, then navigates away):
             # they are in the buffer though the socket is no longer connected, so take them too.

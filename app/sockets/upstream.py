@@ -23,7 +23,7 @@ from simple_websocket import ConnectionClosed
 
 from ..web.errors import APIError
 from .limiter import Limiter
-from .served import CLOSE_GRACE_S, IDLE_WAKE_S, next_frame
+from .served import CLOSE_GRACE_S, IDLE_WAKE_S, await_frames
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +154,8 @@ class SocketRelay:
     def _client_loop(self) -> None:
         while True:
             try:
-                data = next_frame(self.client, IDLE_WAKE_S)
+                await_frames(self.client, IDLE_WAKE_S)
+                data = self.client.receive(timeout=0)
             except ConnectionClosed as closed:
                 self._close_upstream(self._client_close_code(closed), closed.message or "")
                 return
