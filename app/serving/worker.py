@@ -50,6 +50,7 @@ from gunicorn.http.unreader import SocketUnreader
 from gunicorn.workers.gthread import TConn, ThreadWorker
 from werkzeug.exceptions import RequestTimeout
 
+from .one_send import OneSend
 from .request_progress import Progress, progress
 from .worker_errors import JSONErrors
 
@@ -118,6 +119,7 @@ class Worker(JSONErrors, ThreadWorker):
 
     def load_wsgi(self) -> None:
         super().load_wsgi()
+        self.wsgi = OneSend(self.wsgi)
         config = getattr(self.wsgi, "extensions", {}).get("pinchtab.config")
         if config is None:  # some other WSGI app under our worker: the settings' defaults
             from ..config.declare import schema_for
