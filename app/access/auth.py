@@ -196,7 +196,8 @@ def register(app: Flask, token: str) -> None:
         # A public route (app.web.public) where this app serves it (the URL matched a rule).
         if request.url_rule is not None and is_public_route(request.method, request.path):
             return
-        if any(allowed(request) for allowed in app.extensions.get(_EXTRA, ())):
+        extra = app.extensions.get(_EXTRA)
+        if extra and any(allowed(request) for allowed in extra):
             return
         if not token:
             # Loopback-only servers may run without a token (the start refuses it elsewhere). An

@@ -14,7 +14,7 @@ from ..config import Config, load_config
 from ..debug import init_debug
 from ..policy import netguard
 from ..web import activity, errors
-from ..web.jsonprovider import JSONProvider
+from ..web.flask_app import App
 from ..web.openapi import init_api
 from . import caller_gone, engines, idpi_hooks, tab_policy
 from .browser_state import BrowserState, Caller
@@ -28,8 +28,7 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
     Chrome, reached through our extension, which connects to that port (0: any free one).
     """
     config = config or load_config()
-    app = Flask("pinchtab")
-    app.json = JSONProvider(app)
+    app = App("pinchtab")
     app.config["MAX_CONTENT_LENGTH"] = config.server.max_body_bytes
     if extension_port is not None:
         from ..extension.bridge import serve_extension

@@ -35,6 +35,8 @@ def register(app: Flask) -> None:
 
     @app.before_request
     def _query_engine() -> None:
+        if b"browser" not in request.query_string:  # most calls: no query to parse
+            return
         name = request.args.get("browser")
         if name:
             check_engine(current_app.extensions["pinchtab.config"], name)

@@ -20,7 +20,7 @@ from marshmallow import EXCLUDE, Schema, fields, validate
 from ..sockets import limiter
 from ..web.errors import BadRequest, Conflict, NotFound, Unavailable
 from ..web.openapi import TEXT, Blueprint
-from ..web.parser import parser
+from ..web.parser import read_json
 from . import protocol
 from .hub import Hub, Session, TooManySessions, dumps
 
@@ -156,7 +156,7 @@ def send_command(req: dict[str, Any], session_id: str) -> Any:
     session = session_or_404(session_id)
     # The command's own fields (target, text, ...), read as the arguments were: JSON whatever the
     # Content-Type (``curl -d`` sends a form one), so none is lost when no JSON type is sent.
-    body = dict(parser.load_json(request, CommandSchema()))
+    body = dict(read_json(request))
     body.pop("timeout", None)
     envelope_keys = ("protocolVersion", "sessionId", "timestamp", "type")
     msg = protocol.envelope(session.id, req["type"], **{k: v for k, v in body.items() if k not in envelope_keys})

@@ -16,7 +16,7 @@ from ..access import auth, web_origin
 from ..config import Config, ConfigError, is_loopback
 from ..process.local_server import LocalServer
 from ..web import errors
-from ..web.jsonprovider import JSONProvider
+from ..web.flask_app import App
 from ..web.openapi import init_api
 from . import init_debug
 from .hub import Hub, Session
@@ -25,8 +25,7 @@ MIN_EXPOSED_SESSION_LEN = 16
 
 
 def create_debug_app(config: Config) -> Flask:
-    app = Flask("pinchtab-debug")
-    app.json = JSONProvider(app)
+    app = App("pinchtab-debug")
     api = init_api(app, "Pinchtab debug bridge", "Live telemetry sessions between web apps and agents.")
     errors.register(app)
     auth.register(app, config.server.token)

@@ -20,7 +20,7 @@ from ..access import web_origin
 from ..config import Config
 from ..process.local_server import LocalServer
 from ..web import errors
-from ..web.jsonprovider import JSONProvider
+from ..web.flask_app import App
 from ..web.openapi import init_api
 from . import pairing
 from .channel import init_channel
@@ -36,8 +36,7 @@ LOOPBACK = "127.0.0.1"
 
 def create_extension_app(relay: Relay, config: Config) -> Flask:
     """The extension port's app: the relay, and the polling daemon's endpoints with pairing on."""
-    app = Flask("pinchtab.extension")
-    app.json = JSONProvider(app)
+    app = App("pinchtab.extension")
     app.config["MAX_CONTENT_LENGTH"] = config.server.max_body_bytes
     api = init_api(app, "Pinchtab extension port", "Where the Pinchtab extension connects to a bridge.")
     errors.register(app)

@@ -28,7 +28,7 @@ from ..config import Config, ConfigError, is_loopback
 from ..process.local_server import LocalServer
 from ..process.signals import SignalQueue
 from ..web import errors
-from ..web.jsonprovider import JSONProvider
+from ..web.flask_app import App
 from ..web.openapi import init_api
 from . import preflight, socket_server
 from .channel import init_channel
@@ -69,8 +69,7 @@ def check_bind(host: str) -> None:
 def create_app(config: Config, commands: CommandQueue, *, pairing: str = "") -> Flask:
     """The daemon's Flask app: the extension's endpoints at the root, no bearer token (the original
     extension cannot send one; the Origin guard and loopback stand in for it)."""
-    app = Flask("pinchtab-extension")
-    app.json = JSONProvider(app)
+    app = App("pinchtab-extension")
     app.config["MAX_CONTENT_LENGTH"] = config.server.max_body_bytes
     api = init_api(app, "Pinchtab extension daemon", "Commands for a browser extension that polls for them.")
     errors.register(app)

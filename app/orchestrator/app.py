@@ -17,7 +17,7 @@ from flask import Flask, Response, g, request
 from ..access import auth, web_origin
 from ..config import Config
 from ..web import activity, errors, public
-from ..web.jsonprovider import JSONProvider
+from ..web.flask_app import App
 from ..web.openapi import init_api
 from .client import ManagerClient
 from .mirror import InstanceMirror
@@ -75,8 +75,7 @@ def create_server_app(config: Config, *, bridge: Flask, client: ManagerClient | 
     from ..access import session_routes as sessions
     from .routes import dashboard, debug, events, instances, login, profiles, proxy, screencast, server, tasks
 
-    app = Flask("pinchtab-server", static_folder=None)
-    app.json = JSONProvider(app)
+    app = App("pinchtab-server", static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = config.server.max_body_bytes
     client = client or ManagerClient.for_state_dir(config.server.state_dir)
     mirror = InstanceMirror(client)

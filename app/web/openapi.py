@@ -7,20 +7,25 @@ as its default answer, and needs the bearer token except ``/health``.
 """
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, TypeVar
 
 import flask_smorest
 from apispec import APISpec, BasePlugin
-from flask import Flask
+from flask import Flask, Response, current_app
 from flask_smorest.spec.plugins import FlaskPlugin
+from flask_smorest.utils import resolve_schema_instance, set_status_and_headers_in_response, unpack_tuple_response
 from marshmallow import Schema, fields
+from webargs.flaskparser import FlaskParser
 
-from .parser import parser
+from .parser import VALIDATION_STATUS, reader
 from .public import PUBLIC_PATHS
+
+View = TypeVar("View", bound=Callable[..., Any])
 
 # Schemas of answers that are not JSON (alt_response and raw content types).
 BINARY = {"type": "string", "format": "binary"}
@@ -46,10 +51,77 @@ class ErrorSchema(Schema):
                                                                       "request named another (an export format)"})
 
 
-class Blueprint(flask_smorest.Blueprint):
-    """A flask-smorest blueprint that reads requests with our parser."""
+class _DocParser(FlaskParser):
+    """What flask-smorest asks of a parser to document ``@bp.arguments``: the status a refused
+    request gets. Requests are read by :func:`app.web.parser.reader`."""
 
-    ARGUMENTS_PARSER = parser
+    DEFAULT_VALIDATION_STATUS = VALIDATION_STATUS
+
+
+class Blueprint(flask_smorest.Blueprint):
+    """flask-smorest's blueprint, documenting each route as it does; what runs per request is ours.
+
+    flask-smorest's decorators each wrap the view, and its ``arguments`` parses with webargs: six
+    layers and a general parser on every call, most of a plain call's time in the app. Here
+    ``arguments`` loads with :func:`app.web.parser.reader` and ``response`` dumps and answers, one
+    layer each, and the decorators that only document (``alt_response``, ``doc``) add no layer.
+    The document is flask-smorest's own: each decorator takes its ``_apidoc`` from flask-smorest's.
+    """
+
+    ARGUMENTS_PARSER = _DocParser()
+
+    def arguments(self, schema: Any, *, location: str = "json", **kwargs: Any) -> Callable[[View], View]:
+        document = super().arguments(schema, location=location, **kwargs)
+        load = reader(schema, location, kwargs.get("unknown"))
+
+        def decorator(view: View) -> View:
+            @functools.wraps(view)
+            def with_arguments(*args: Any, **kw: Any) -> Any:
+                return view(*args, load(), **kw)  # after the arguments above it, as webargs passed them
+
+            with_arguments._apidoc = document(view)._apidoc  # type: ignore[attr-defined]
+            return with_arguments
+
+        return decorator
+
+    def response(self, status_code: int, schema: Any = None, **kwargs: Any) -> Callable[[View], View]:
+        document = super().response(status_code, schema, **kwargs)
+        # A dict schema (``TEXT``, ``BINARY``) only documents an answer the view makes itself.
+        dump = getattr(resolve_schema_instance(schema), "dump", None) if schema is not None else None
+
+        def decorator(view: View) -> View:
+            @functools.wraps(view)
+            def answered(*args: Any, **kw: Any) -> Any:
+                result, status, headers = unpack_tuple_response(view(*args, **kw))
+                if isinstance(result, Response):
+                    set_status_and_headers_in_response(result, status, headers)
+                    return result
+                resp = current_app.json.response(dump(result) if dump is not None else result)
+                set_status_and_headers_in_response(resp, status, headers)
+                if status is None:
+                    resp.status_code = status_code
+                return resp
+
+            answered._apidoc = document(view)._apidoc  # type: ignore[attr-defined]
+            return answered
+
+        return decorator
+
+    def alt_response(self, status_code: int, response: Any = None, **kwargs: Any) -> Callable[[View], View]:
+        return _documents_only(super().alt_response(status_code, response, **kwargs))
+
+    def doc(self, **kwargs: Any) -> Callable[[View], View]:
+        return _documents_only(super().doc(**kwargs))
+
+
+def _documents_only(document: Callable[[View], View]) -> Callable[[View], View]:
+    """A flask-smorest decorator that only adds to the document, applied without its layer."""
+
+    def decorator(view: View) -> View:
+        view._apidoc = document(view)._apidoc  # type: ignore[attr-defined]
+        return view
+
+    return decorator
 
 
 def tab_route(bp: Blueprint, rule: str, **options: Any) -> Callable:

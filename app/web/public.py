@@ -17,6 +17,9 @@ PUBLIC_ROUTES: tuple[tuple[frozenset[str], str], ...] = (
     (frozenset({"POST"}), "/api/auth/logout"),
 )
 PUBLIC_PATHS = frozenset(path for _, path in PUBLIC_ROUTES)
+_PUBLIC_METHODS: dict[str, frozenset[str]] = {}  # every call asks: one lookup
+for _methods, _path in PUBLIC_ROUTES:
+    _PUBLIC_METHODS[_path] = _PUBLIC_METHODS.get(_path, frozenset()) | _methods
 
 # The dashboard's page, its login page and its files (server mode): they hold no data, so they are
 # served without the token, and a link from anywhere may open them.
@@ -26,7 +29,8 @@ LOGIN_PAGE = "/login"
 
 def is_public_route(method: str, path: str) -> bool:
     """Whether ``method path`` is one of :data:`PUBLIC_ROUTES`."""
-    return any(method in methods and path == public for methods, public in PUBLIC_ROUTES)
+    methods = _PUBLIC_METHODS.get(path)
+    return methods is not None and method in methods
 
 
 def is_dashboard_page(path: str) -> bool:

@@ -42,7 +42,7 @@ from ...policy import netguard
 from ...web.errors import APIError, BadRequest, disabled
 from ...web.files import inside, output_file, stamp, write_atomic
 from ...web.openapi import BINARY, Blueprint, ErrorSchema, tab_route
-from ...web.parser import parser, with_path_tab
+from ...web.parser import read_json, with_path_tab
 from ..contract import OneOf
 from .common import before_reading, caller, on_tab, state, tab
 from .locks import check_access, request_owner
@@ -86,7 +86,7 @@ def _upload_allowed() -> None:
                        code="body_too_large", details={"maxBytes": limit, "setting": "security.uploadMaxRequestBytes"})
     query_tab = _query_tab()
     if query_tab:
-        with_path_tab(parser.load_json(request, UploadSchema()), query_tab)
+        with_path_tab(read_json(request), query_tab)
 
 
 def _query_tab() -> str | None:

@@ -14,6 +14,7 @@ from flask import Blueprint, Flask, Response, redirect
 
 from ...web import errors
 from ...web.errors import NotFound
+from ...web.flask_app import App
 
 bp = Blueprint("dashboard", __name__)
 
@@ -67,7 +68,7 @@ def static_file(name: str) -> Response:
 
 def public_app() -> Flask:
     """The dashboard's files as an app of their own (no token check), for the server's front door."""
-    app = Flask("pinchtab-dashboard", static_folder=None)
+    app = App("pinchtab-dashboard", static_folder=None)
     errors.register(app)
     app.register_blueprint(bp)
     return app

@@ -34,7 +34,7 @@ from app.extension.errors import DaemonRunning
 from app.extension.http import init_endpoints
 from app.process.local_server import LocalServer
 from app.web import errors
-from app.web.jsonprovider import JSONProvider
+from app.web.flask_app import App
 from app.web.openapi import init_api
 
 EXTENSION_ID = "abcdefghijklmnopabcdefghijklmnop"
@@ -491,8 +491,7 @@ def test_web_pages_cannot_open_the_command_channel(daemon: Daemon) -> None:
 def test_a_paired_channel_needs_the_token_in_its_first_frame() -> None:
     import websocket
 
-    app = Flask("paired")
-    app.json = JSONProvider(app)
+    app = App("paired")
     errors.register(app)
     commands = CommandQueue(timeout_s=5)
     init_endpoints(app, init_api(app, "t", "t"), commands, pairing="s3cret")

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from flask import Flask
 from support.config import make_config
 from support.extension_browser import ExtensionBrowser
 from support.waits import wait_until
@@ -19,7 +18,7 @@ from app.extension.daemon import Daemon
 from app.extension.http import init_endpoints
 from app.process.local_server import LocalServer
 from app.web import errors
-from app.web.jsonprovider import JSONProvider
+from app.web.flask_app import App
 from app.web.openapi import init_api
 
 
@@ -81,8 +80,7 @@ def test_without_the_command_channel_our_extension_polls(setup):
     # A server with only the original's endpoints (as the original daemon has): the channel's
     # upgrade is refused, and our extension takes its commands by polling instead.
     daemon, chrome = setup
-    app = Flask("polling-only")
-    app.json = JSONProvider(app)
+    app = App("polling-only")
     errors.register(app)
     commands = CommandQueue(timeout_s=15)
     init_endpoints(app, init_api(app, "t", "t"), commands)
