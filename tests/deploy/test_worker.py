@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.servers import WorkerGunicorn
+from support.servers import worker_gunicorn
 
 APP = textwrap.dedent('''
     import threading
@@ -23,13 +23,9 @@ APP = textwrap.dedent('''
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[int]:
-    """A ``WorkerGunicorn``'s port."""
-    tiny = WorkerGunicorn(tmp_path, APP, "tinyapp")
-    try:
-        tiny.wait_healthy(20)
-        yield tiny.port
-    finally:
-        tiny.stop()
+    """A ``WorkerGunicorn``'s port (our worker serving APP)."""
+    with worker_gunicorn(tmp_path, APP, "tinyapp") as port:
+        yield port
 
 
 class Conn:

@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Iterator
 
 import pytest
-from support.servers import WorkerGunicorn
+from support.servers import worker_gunicorn
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -61,12 +61,8 @@ APP = textwrap.dedent('''
 
 @pytest.fixture(scope="module")
 def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    server = WorkerGunicorn(tmp_path_factory.mktemp("onesend"), APP, "onesendapp")
-    try:
-        server.wait_healthy(20)
-        yield server.port
-    finally:
-        server.stop()
+    with worker_gunicorn(tmp_path_factory.mktemp("onesend"), APP, "onesendapp") as port:
+        yield port
 
 
 def ask(port: int, path: str, method: str = "GET") -> socket.socket:

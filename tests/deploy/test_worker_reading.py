@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from support.servers import WorkerGunicorn
+from support.servers import worker_gunicorn
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -25,12 +25,8 @@ APP = textwrap.dedent('''
 
 @pytest.fixture(scope="module")
 def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    echo = WorkerGunicorn(tmp_path_factory.mktemp("echo"), APP, "echoapp")
-    try:
-        echo.wait_healthy(20)
-        yield echo.port
-    finally:
-        echo.stop()
+    with worker_gunicorn(tmp_path_factory.mktemp("echo"), APP, "echoapp") as port:
+        yield port
 
 
 def connect(port: int) -> socket.socket:

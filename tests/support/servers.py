@@ -7,6 +7,8 @@ import os
 import random
 import socket
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -140,3 +142,14 @@ class WorkerGunicorn(ServerSubprocess):
             return True
         except OSError:
             return False
+
+
+@contextmanager
+def worker_gunicorn(tmp_path: Path, source: str, module: str) -> Iterator[int]:
+    """The port of a ``WorkerGunicorn`` serving ``source``, ready; stopped when the block ends."""
+    server = WorkerGunicorn(tmp_path, source, module)
+    try:
+        server.wait_healthy(20)
+        yield server.port
+    finally:
+        server.stop()
