@@ -62,7 +62,7 @@ class Blueprint(flask_smorest.Blueprint):
     """flask-smorest's blueprint, documenting each route as it does; what runs per request is ours.
 
     flask-smorest's decorators each wrap the view, and its ``arguments`` parses with webargs: six
-    layers and a general parser on every call, most of a plain call's time in the app. Here
+    layers and a general parser on every call, a sixth of a plain call's time in the app. Here
     ``arguments`` loads with :func:`app.web.parser.reader` and ``response`` dumps and answers, one
     layer each, and the decorators that only document (``alt_response``, ``doc``) add no layer.
     The document is flask-smorest's own: each decorator takes its ``_apidoc`` from flask-smorest's.
