@@ -15,7 +15,7 @@ from . import keys, selectors
 from .errors import ActionError, CDPError, ElementOccluded, NoSuchElement, NotAnElement
 from .page import Element, call_on, evaluate, world
 from .snapshot import ELEMENT_OF
-from .tab import Tab
+from .tab import Frame, Tab
 
 INSERT_TEXT_ABOVE = 64  # longer texts: first and last keys typed, the middle inserted at once
 
@@ -140,12 +140,17 @@ def session_offset(tab: Tab, session_id: str) -> tuple[float, float]:
 
     An out-of-process iframe reports positions in its own viewport; input events go to the tab,
     in the tab's coordinates, so we add the content-box origin of each <iframe> on the way up.
+
+    The browser routes those events to the frame by where its parent's renderer last drew the
+    <iframe>. When the frame moved since we last aimed into it (a click above it added a line),
+    or we never did, an event sent at once can land where the frame was, on whatever is there:
+    so the parents draw a frame with the layout just measured first (FRAME_DRAWN_JS).
     """
     ox = oy = 0.0
+    parents: list[Frame] = []
+    aimed_at = session_id
     while session_id != tab.session_id:
-        root = next((f for f in tab.frames.values() if f.session_id == session_id and
-                     (f.parent_id is None or tab.frames.get(f.parent_id) is None or
-                      tab.frames[f.parent_id].session_id != session_id)), None)
+        root = _session_root(tab, session_id)
         if root is None or root.parent_id is None or root.parent_id not in tab.frames:
             raise ActionError("cannot place an element of a frame that is gone")
         parent = tab.frames[root.parent_id]
@@ -155,7 +160,31 @@ def session_offset(tab: Tab, session_id: str) -> tuple[float, float]:
         ox += box["content"][0]
         oy += box["content"][1]
         session_id = parent.session_id
+        parents.append(_session_root(tab, session_id) or parent)
+    aimed: dict[str, tuple[float, float]] = tab.state.setdefault("frame_origins", {})
+    if parents and aimed.get(aimed_at) != (ox, oy):
+        for frame in parents:
+            evaluate(tab, frame, FRAME_DRAWN_JS, await_promise=True)
+        if len(aimed) >= AIMED_FRAMES_KEPT:  # sessions of frames long gone
+            aimed.clear()
+        aimed[aimed_at] = (ox, oy)
     return ox, oy
+
+
+def _session_root(tab: Tab, session_id: str) -> Frame | None:
+    """The top frame of a session: its main frame, or the out-of-process iframe it runs."""
+    return next((f for f in tab.frames.values() if f.session_id == session_id and
+                 (f.parent_id is None or tab.frames.get(f.parent_id) is None or
+                  tab.frames[f.parent_id].session_id != session_id)), None)
+
+
+# Resolves once the renderer has drawn two frames (the layout of now is on screen), at most after
+# FRAME_DRAWN_MAX_MS (a page that draws no frames, hidden, answers at once).
+FRAME_DRAWN_MAX_MS = 100
+AIMED_FRAMES_KEPT = 64
+FRAME_DRAWN_JS = ("new Promise(done => { if (document.visibilityState === 'hidden') return done(); "
+                  f"const cap = setTimeout(done, {FRAME_DRAWN_MAX_MS}); "
+                  "requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(cap); done(); })); })")
 
 
 BUTTON_BITS = {"left": 1, "right": 2, "middle": 4}  # the DOM's MouseEvent.buttons
