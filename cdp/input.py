@@ -149,8 +149,8 @@ def session_offset(tab: Tab, session_id: str) -> tuple[float, float]:
     ox = oy = 0.0
     parents: list[Frame] = []
     aimed_at = session_id
+    root = _session_root(tab, session_id)
     while session_id != tab.session_id:
-        root = _session_root(tab, session_id)
         if root is None or root.parent_id is None or root.parent_id not in tab.frames:
             raise ActionError("cannot place an element of a frame that is gone")
         parent = tab.frames[root.parent_id]
@@ -160,7 +160,8 @@ def session_offset(tab: Tab, session_id: str) -> tuple[float, float]:
         ox += box["content"][0]
         oy += box["content"][1]
         session_id = parent.session_id
-        parents.append(_session_root(tab, session_id) or parent)
+        root = _session_root(tab, session_id)
+        parents.append(root or parent)
     aimed: dict[str, tuple[float, float]] = tab.state.setdefault("frame_origins", {})
     if parents and aimed.get(aimed_at) != (ox, oy):
         for frame in parents:

@@ -17,9 +17,6 @@ PUBLIC_ROUTES: tuple[tuple[frozenset[str], str], ...] = (
     (frozenset({"POST"}), "/api/auth/logout"),
 )
 PUBLIC_PATHS = frozenset(path for _, path in PUBLIC_ROUTES)
-_PUBLIC_METHODS: dict[str, frozenset[str]] = {}  # every call asks: one lookup
-for _methods, _path in PUBLIC_ROUTES:
-    _PUBLIC_METHODS[_path] = _PUBLIC_METHODS.get(_path, frozenset()) | _methods
 
 # The dashboard's page, its login page and its files (server mode): they hold no data, so they are
 # served without the token, and a link from anywhere may open them.
@@ -29,8 +26,9 @@ LOGIN_PAGE = "/login"
 
 def is_public_route(method: str, path: str) -> bool:
     """Whether ``method path`` is one of :data:`PUBLIC_ROUTES`."""
-    methods = _PUBLIC_METHODS.get(path)
-    return methods is not None and method in methods
+    if path not in PUBLIC_PATHS:  # every call asks: most are not public, and one lookup says so
+        return False
+    return any(method in methods and path == public for methods, public in PUBLIC_ROUTES)
 
 
 def is_dashboard_page(path: str) -> bool:
