@@ -10,17 +10,18 @@ from __future__ import annotations
 from typing import Any
 
 from . import keys
-from .errors import ActionError, CDPError
+from .errors import ActionError, CDPError, ElementOccluded
 from .input import (
     Target,
+    centre,
     element_point,
     find,
     focus_el,
     key_events,
     mouse_click,
     mouse_event,
-    point_of,
     pointer_point,
+    press_element,
     send_keys,
     type_text,
     viewport_point,
@@ -48,12 +49,11 @@ def click(tab: Tab, target: Target, *, count: int = 1, button: str = "left", mod
         x, y = viewport_point(tab, target)
         mouse_click(tab, x, y, button=button, count=count, modifiers=modifiers)
         return {"clicked": True, "x": x, "y": y}
-    el = find(tab, target)
-    pt = point_of(tab, el, strict=True)
-    if pt is None:
-        call_on(tab, el, _DOM_CLICK, count, 0, 0)
+    boxless = press_element(tab, target, lambda box: mouse_click(
+        tab, *centre(box), button=button, count=count, modifiers=modifiers))
+    if boxless is not None:
+        call_on(tab, boxless, _DOM_CLICK, count, 0, 0)
         return {"clicked": True, "method": "dom"}
-    mouse_click(tab, pt[0], pt[1], button=button, count=count, modifiers=modifiers)
     return {"clicked": True}
 
 
@@ -314,9 +314,10 @@ def set_checked(tab: Tab, target: Target, want: bool) -> dict[str, Any]:
     if state is None:
         raise ActionError("element is not a checkbox, radio or switch")
     if state != want:
-        pt = point_of(tab, el)
-        if pt is not None:
-            mouse_click(tab, pt[0], pt[1])
+        try:
+            press_element(tab, target, lambda box: mouse_click(tab, *centre(box)))
+        except ElementOccluded:
+            pass  # the DOM click below
         state = call_on(tab, el, _CHECKED)
         if state != want:  # covered or styled away: the DOM click toggles it
             call_on(tab, el, "function(){ this.click(); }")

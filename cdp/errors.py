@@ -86,10 +86,12 @@ class NotAnElement(ActionError):
 class ElementOccluded(ActionError):
     """Something else is on top of the element at its centre: input there would reach that instead."""
 
-    def __init__(self, covered_by: str) -> None:
+    def __init__(self, covered_by: str, *, moved: bool = False) -> None:
         # "element is occluded" is the original's wording, which its scripts look for.
-        super().__init__(f"element is occluded: it is covered by {covered_by}, and a click there would reach that "
-                         'instead (send "mode": "dom" to click the element through the DOM)')
+        where = (f"it kept moving as it was clicked, and each click at its centre reached {covered_by} instead "
+                 "(those clicks were stopped before the page saw them)" if moved else
+                 f"it is covered by {covered_by}, and a click there would reach that instead")
+        super().__init__(f'element is occluded: {where} (send "mode": "dom" to click the element through the DOM)')
         self.covered_by = covered_by
 
 

@@ -25,12 +25,12 @@ from . import keys
 from .errors import ActionError
 from .input import (
     Target,
-    box_of,
     find,
     focus_el,
     key_events,
     mouse_event,
     point_of,
+    press_element,
     send_keys,
     viewport_point,
 )
@@ -183,12 +183,11 @@ def click(tab: Tab, target: Target, rng: RandomSource, *, count: int = 1, button
         # A zero-size box: raw coordinates are hit exactly.
         human_click(tab, Box(x, y, 0.0, 0.0), rng, count=count, button=button, modifiers=modifiers)
         return {"clicked": True, "x": x, "y": y, "human": True}
-    el = find(tab, target)
-    box = box_of(tab, el, strict=True)
-    if box is None:
-        call_on(tab, el, "function(n){ for (let i = 0; i < n; i++) this.click(); }", count)
+    boxless = press_element(tab, target, lambda box: human_click(tab, box, rng, count=count, button=button,
+                                                                 modifiers=modifiers))
+    if boxless is not None:
+        call_on(tab, boxless, "function(n){ for (let i = 0; i < n; i++) this.click(); }", count)
         return {"clicked": True, "method": "dom"}
-    human_click(tab, box, rng, count=count, button=button, modifiers=modifiers)
     return {"clicked": True, "human": True}
 
 

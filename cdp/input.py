@@ -8,6 +8,7 @@ adding its frames' offsets. The plain actions (``cdp.actions``) and the humanize
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,7 +74,7 @@ def viewport_point(tab: Tab, target: Target) -> tuple[float, float]:
 
 
 # --- pointer ---------------------------------------------------------------------------------
-_PREPARE = """function() {
+_PREPARE = """function(guardKey) {
   // Scroll into view only when needed, then say whether the centre point hits this element.
   const r0 = this.getBoundingClientRect();
   const vw = this.ownerDocument.defaultView.innerWidth, vh = this.ownerDocument.defaultView.innerHeight;
@@ -93,28 +94,71 @@ _PREPARE = """function() {
     hit = inner;
   }
   const inside = (n) => { for (; n; n = n.parentNode || n.host) if (n === this) return true; return false; };
-  let ok = !!hit && (inside(hit) || (hit.control === this) || (this.labels && [...this.labels].some(l => l === hit || l.contains(hit))));
-  if (ok) return {hit: true};
+  const reaches = (n) => !!n && (inside(n) || n.control === this ||
+                                 (!!this.labels && [...this.labels].some(l => l === n || l.contains(n))));
+  // Name an element as a person would point at it: tag#id.class "its text".
+  const named = (n) => {
+    let what = (n.tagName || n.nodeName).toLowerCase() + (n.id ? '#' + n.id : '');
+    const cls = typeof n.className === 'string' ? n.className.trim().split(/\\s+/).filter(Boolean).slice(0, 2) : [];
+    if (cls.length) what += '.' + cls.join('.');
+    const text = (n.innerText || n.textContent || '').trim().replace(/\\s+/g, ' ').slice(0, 40);
+    return text ? what + ' "' + text + '"' : what;
+  };
+  if (reaches(hit)) {
+    if (guardKey) guard(this, guardKey);
+    return {hit: true};
+  }
   if (!hit) return {hit: false, reason: 'nothing at its centre'};
   // An ancestor on top (the element lets pointer events through): nothing else covers it.
   for (let n = this; n; n = n.parentNode || n.host) {
     if (n === hit) return {hit: false, reason: 'pointer events pass through'};
   }
-  // Name what is on top, as a person would point at it: tag#id.class "its text".
-  let what = hit.tagName.toLowerCase() + (hit.id ? '#' + hit.id : '');
-  const cls = typeof hit.className === 'string' ? hit.className.trim().split(/\\s+/).filter(Boolean).slice(0, 2) : [];
-  if (cls.length) what += '.' + cls.join('.');
-  const text = (hit.innerText || hit.textContent || '').trim().replace(/\\s+/g, ' ').slice(0, 40);
-  if (text) what += ' "' + text + '"';
+  const what = named(hit);
   return {hit: false, coveredBy: what, reason: 'covered by ' + what};
-}"""
+
+  // The page may move the element between this check and the click (a list that loads above it, a
+  // banner): the press would then reach whatever took its place. Until the guard is ended, the
+  // first button event decides: one that reaches something else is stopped, with the rest of its
+  // click, before the page sees it, and the guard's end names what it reached, so the click is
+  // aimed again. The guard lives in our world (the page cannot see it) and ends on its own.
+  function guard(el, key) {
+    const win = el.ownerDocument.defaultView;
+    // Inside a closed shadow root, the window sees an event as its host's.
+    const hosts = new Set();
+    for (let root = el.getRootNode(); root.host; root = root.host.getRootNode()) hosts.add(root.host);
+    let verdict = null;  // null: no button event yet; '': it reached the element; else what it reached
+    const onEvent = (e) => {
+      if (verdict === null) {
+        const t = e.composedPath()[0];
+        verdict = reaches(t) || hosts.has(t) ? '' : named(t);
+      }
+      if (verdict) { e.preventDefault(); e.stopImmediatePropagation(); }
+    };
+    const end = () => {
+      clearTimeout(timer);
+      for (const type of GUARDED) win.removeEventListener(type, onEvent, true);
+      if (el[key] === end) delete el[key];
+      return verdict || '';
+    };
+    const timer = setTimeout(end, GUARD_MAX_MS);
+    for (const type of GUARDED) win.addEventListener(type, onEvent, true);
+    if (el[key]) el[key]();  // an earlier guard left by a click that failed midway
+    el[key] = end;
+  }
+}""".replace("GUARDED", "['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'auxclick', 'dblclick', "
+             "'contextmenu']").replace("GUARD_MAX_MS", "2000")
+_END_GUARD = "function(key) { return this[key] ? this[key]() : ''; }"
+CLICK_GUARD = "__pinchtabClickGuard"  # an expando of our world's wrapper of the element
+CLICK_ATTEMPTS = 3
+Box4 = tuple[float, float, float, float]
 
 
-def box_of(tab: Tab, el: Element, *, strict: bool = False) -> tuple[float, float, float, float] | None:
+def box_of(tab: Tab, el: Element, *, strict: bool = False, guard: bool = False) -> Box4 | None:
     """The element's box (x, y, width, height) in the tab's viewport if a pointer at its centre
     would reach it (scrolled into view first), else None; ``strict``: ElementOccluded, naming what is
-    on top, when something covers it (None stays for an element with no box)."""
-    prep = call_on(tab, el, _PREPARE)
+    on top, when something covers it (None stays for an element with no box). ``guard``: see
+    ``press_element``."""
+    prep = call_on(tab, el, _PREPARE, CLICK_GUARD if guard else "")
     if not prep.get("hit"):
         if strict and prep.get("coveredBy"):
             raise ElementOccluded(prep["coveredBy"])
@@ -128,11 +172,46 @@ def box_of(tab: Tab, el: Element, *, strict: bool = False) -> tuple[float, float
     return None
 
 
+def press_element(tab: Tab, target: Target, press: Callable[[Box4], Any]) -> Element | None:
+    """Click the target element with ``press`` (input events somewhere in the box it is given), such
+    that the click reaches the element or nothing: None once it has; the element when it has no box
+    (the caller clicks it through the DOM); ElementOccluded when it is covered, or still moved away
+    under the pointer after CLICK_ATTEMPTS tries.
+
+    Between measuring the element and the press's arrival the page may move it; a guard in the page
+    (``_PREPARE``) then stops the click before the page sees it, and it is aimed again.
+    """
+    reached = ""
+    for _ in range(CLICK_ATTEMPTS):
+        el = find(tab, target)
+        box = box_of(tab, el, strict=True, guard=True)
+        if box is None:
+            _end_guard(tab, el)
+            return el
+        press(box)
+        reached = _end_guard(tab, el)
+        if not reached:
+            return None
+    raise ElementOccluded(reached, moved=True)
+
+
+def _end_guard(tab: Tab, el: Element) -> str:
+    """End the element's click guard: what a stopped click reached, '' when none was stopped."""
+    try:
+        return call_on(tab, el, _END_GUARD, CLICK_GUARD) or ""
+    except CDPError:  # the click replaced the document (its guard with it): it reached its element
+        return ""
+
+
 def point_of(tab: Tab, el: Element, *, strict: bool = False) -> tuple[float, float] | None:
     """The element's centre in viewport coordinates if a pointer there would reach it, else None
     (``strict``: as in ``box_of``)."""
     box = box_of(tab, el, strict=strict)
-    return None if box is None else (box[0] + box[2] / 2, box[1] + box[3] / 2)
+    return None if box is None else centre(box)
+
+
+def centre(box: Box4) -> tuple[float, float]:
+    return box[0] + box[2] / 2, box[1] + box[3] / 2
 
 
 def session_offset(tab: Tab, session_id: str) -> tuple[float, float]:

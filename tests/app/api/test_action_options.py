@@ -1,7 +1,7 @@
 """POST /action's options: a click that opens a tab, a covered element, click modes, owner and browser."""
 from __future__ import annotations
 
-from support.agent import nav, text
+from support.agent import compact, nav, ref_of, text
 from support.waits import wait_until
 
 
@@ -102,3 +102,28 @@ def test_browser_query_names_an_engine_on_every_route(client, site):
     assert log(client).count("plain") == 0  # refused before it ran
     for query in ("browser=", "browser=chrome", "browser=Chrome"):  # empty: the default engine
         assert client.get(f"/text?{query}").status_code == 200, query
+
+
+def moving_target_log(client) -> str:
+    return client.get("/text?mode=raw").json["text"].split("Target")[-1].strip()
+
+
+def test_a_click_on_an_element_that_moves_as_it_is_clicked_reaches_it_or_nothing(client, site):
+    # The page adds a row above the button as the pointer arrives: the press would land on the row.
+    nav(client, site.url("moving_target.html?shifts=1"))
+    ref = ref_of(compact(client), "button", "Target")
+    r = client.post("/action", json={"kind": "click", "ref": ref})
+    assert r.status_code == 200 and r.json["result"]["clicked"] is True, r.json
+    assert moving_target_log(client) == "target"  # the row never saw the press that was aimed at the button
+    nav(client, site.url("moving_target.html?shifts=1"))
+    r = client.post("/action", json={"kind": "click", "selector": "#target", "humanize": True})
+    assert r.status_code == 200 and moving_target_log(client) == "target", r.json
+    # A target that keeps moving is refused, naming what the clicks reached, and nothing got them.
+    nav(client, site.url("moving_target.html?shifts=10"))
+    r = client.post("/action", json={"kind": "click", "selector": "#target"})
+    assert r.status_code == 409 and r.json["code"] == "element_occluded", r.json
+    assert r.json["details"]["coveredBy"] == 'button.decoy "Decoy"' and "kept moving" in r.json["error"]
+    assert moving_target_log(client) == ""
+    # The guard ends with the click: the page's own clicks (a decoy, clicked through the DOM) go on.
+    r = client.post("/action", json={"kind": "click", "selector": ".decoy", "mode": "dom"})
+    assert r.status_code == 200 and moving_target_log(client) == "decoy"
