@@ -19,7 +19,7 @@ from app.orchestrator.control import ControlServer
 from app.orchestrator.errors import AttachDisabled, AttachNotAllowed, ManagerUnavailable, PortUnavailable
 from app.orchestrator.instances import Backoff, EventRing, Instance, check_attach
 from app.orchestrator.manager import Manager
-from app.orchestrator.ports import PortAllocator
+from app.orchestrator.ports import PortAllocator, can_bind
 
 
 # --- ports ------------------------------------------------------------------------------------------
@@ -35,10 +35,20 @@ def test_allocator_skips_reserved_and_foreign_ports_and_rotates():
     assert exc.value.code == "no_free_port" and "instancePortStart" in exc.value.details["setting"]
 
 
-def test_allocator_test_binds_to_find_a_real_listener():
-    with socket.socket() as listener:
+def listening_beside_a_free_port() -> socket.socket:
+    """A listener on a port whose next port is free now (other tests' servers take ports too)."""
+    for _ in range(50):
+        listener = socket.socket()
         listener.bind(("127.0.0.1", 0))
-        listener.listen()
+        if can_bind(listener.getsockname()[1] + 1):
+            listener.listen()
+            return listener
+        listener.close()
+    raise AssertionError("no free port next to a listener in 50 tries")
+
+
+def test_allocator_test_binds_to_find_a_real_listener():
+    with listening_beside_a_free_port() as listener:
         taken = listener.getsockname()[1]
         ports = PortAllocator(taken, taken + 1)
         got = ports.allocate()
