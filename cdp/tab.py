@@ -1,7 +1,8 @@
 """A tab: its CDP session, its worker thread and its event queue.
 
 HTTP threads hand work to a tab with ``Tab.run``; the tab's worker thread runs one job at a time
-(so actions on a tab never interleave) while other tabs run in parallel. The reader thread only
+(so actions on a tab never interleave) while other tabs run in parallel. A call that is a single
+command (``Tab.command``) goes out from its caller's thread when the tab is idle, in turn all the same. The reader thread only
 appends to the tab's inbox; the worker handles events between and *during* jobs: every wait in a
 job (``call``, ``wait_for``) pumps the inbox, so state such as "a dialog opened" or "the page
 loaded" is current while a job waits, and a waiter registered before its trigger cannot miss a
@@ -41,6 +42,7 @@ CONSOLE_RING = 1000
 INPUT_PROBE_S = 1.0
 QUEUE_MARGIN_S = 5.0  # how long past its deadline a waiter waits for a job that has started
 GONE_CHECK_S = 0.1  # how often a waiter asks whether its caller is still there
+DIRECT_CHECK_S = 0.05  # how often a ``command`` waiter looks for a dialog, a closed tab, a caller gone
 Handler = Callable[[str, dict[str, Any]], None]
 
 # Whether the caller of ``Tab.run`` on this thread (or context) has gone away: set by the layer
@@ -138,6 +140,9 @@ class Tab:
         self._on_close: list[Callable[[Exception], None]] = []  # told once, when the tab closes or crashes
         self._job_deadline: float | None = None
         self._job: Job | None = None  # the job the worker runs now
+        self._turn = threading.Lock()  # who has the tab next: the worker's next job, or a direct ``command``
+        self._taken = False  # the worker holds a job (from taking it off the queue to its answer)
+        self._direct = False  # a ``command`` sent from its caller's thread waits for its answer
         # Shared by a browser's tabs: how many run a job at once (instanceDefaults.maxParallelTabs).
         self.gate: threading.Semaphore | None = None
         self._thread = threading.Thread(target=self._work_loop, name=f"tab:{target_id[:8]}", daemon=True)
@@ -182,7 +187,7 @@ class Tab:
     @property
     def busy(self) -> bool:
         """Whether a job runs or waits on this tab."""
-        return self._job is not None or bool(self._jobs)
+        return self._taken or bool(self._jobs) or self._direct
 
     def run(self, fn: Callable[[], Any], timeout_s: float) -> Any:
         """Run ``fn`` on this tab's worker, after the jobs before it; wait at most ``timeout_s``.
@@ -205,6 +210,56 @@ class Tab:
                 pass
         self.last_used = time.time()
         return self._wait(job, timeout_s, gone)
+
+    def command(self, method: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        """One CDP command for a caller, with ``run``'s answers (DialogBlocking, CDPTimeout, Abandoned).
+
+        When the tab is idle (no job runs or waits, no other such command is out, no dialog is
+        open, and the browser's parallel slots allow), the command goes out from the caller's
+        thread and its answer comes straight back from the reader: two thread hops fewer than a
+        job, most of what a trivial call costs on top of CDP. Otherwise it queues as a job of its
+        own. Either way the worker keeps the events, and a job that comes meanwhile waits for the
+        answer: actions on a tab still never interleave.
+        """
+        gate = self.gate
+        with self._turn:
+            direct = not (self._taken or self._jobs or self._direct or self.dialog is not None
+                          or self._closed is not None)
+            if direct and gate is not None and not gate.acquire(blocking=False):
+                direct = False
+            self._direct = direct or self._direct
+        if not direct:
+            return self.run(lambda: self.call(method, params), timeout_s)
+        self.last_used = time.time()
+        try:
+            return self._direct_answer(self.conn.send(method, params, self.session_id), method, timeout_s)
+        finally:
+            self._direct = False
+            if gate is not None:
+                gate.release()
+            if self._taken or self._jobs:
+                self._bell.ring()  # a job waits for this answer
+
+    def _direct_answer(self, fut: Future, method: str, timeout_s: float) -> dict[str, Any]:
+        answered = threading.Lock()
+        answered.acquire()
+        fut.add_done_callback(lambda _f: answered.release())
+        deadline = time.monotonic() + timeout_s
+        gone = caller_gone.get()
+        while not answered.acquire(timeout=DIRECT_CHECK_S):
+            if self.dialog is not None and method not in DIALOG_SAFE:
+                self.conn.forget(fut)
+                raise DialogBlocking(self.dialog.type, self.dialog.message)
+            if self._closed is not None:
+                self.conn.forget(fut)
+                raise self._closed
+            if gone is not None and gone():
+                self.conn.forget(fut)
+                raise Abandoned(f"the caller went away; tab {self.id} dropped its request")
+            if time.monotonic() >= deadline:
+                self.conn.forget(fut)
+                raise CDPTimeout(f"{method} did not answer within {timeout_s:.0f} s")
+        return fut.result()
 
     def _wait(self, job: Job, timeout_s: float, gone: Callable[[], bool] | None) -> Any:
         while True:
@@ -365,42 +420,53 @@ class Tab:
         while True:
             while not self._jobs and not self._events and self._closed is None:
                 self._bell.wait(5.0)
-            job = self._jobs.popleft() if self._jobs else None
+            with self._turn:  # the tab is the job's from here: no command goes out direct (``command``)
+                job = self._jobs.popleft() if self._jobs else None
+                self._taken = job is not None
             closed = self._closed
             self._pump()
             if job is None:
                 if closed is not None:
                     break
                 continue
-            if closed is not None:
-                job.finish(error=closed)
-                continue
-            if job.unwanted():
-                job.cancel()  # its waiter has its answer (or gets it now): the work is nobody's
-            if not job.start():
-                log.debug("tab %s: skipped a job nobody waits for", self.id)
-                job.finish(error=Abandoned("nobody waits for this job any more"))
-                continue
-            gate = self.gate
-            if gate is not None and not gate.acquire(timeout=max(job.deadline - time.monotonic(), 0.0)):
-                job.finish(error=CDPTimeout(f"tab {self.id} waited for a free slot past its deadline: "
-                                            "other tabs were busy (instanceDefaults.maxParallelTabs)"))
-                continue
-            self._job_deadline, self._job = job.deadline, job
             try:
-                value = job.fn()
-            except BaseException as exc:  # handed to the caller, who maps it to an answer
-                self._job_deadline, self._job = None, None
-                job.finish(error=exc)
-            else:
-                self._job_deadline, self._job = None, None
-                job.finish(value)
+                self._take(job, closed)
             finally:
-                if gate is not None:
-                    gate.release()
+                self._taken = False
         # Closed: fail whatever is still queued, at once (run() refuses new jobs from now on).
         while self._jobs:
             self._jobs.popleft().finish(error=self._closed or TargetClosed("tab closed"))
+
+    def _take(self, job: Job, closed: Exception | None) -> None:
+        if closed is not None:
+            job.finish(error=closed)
+            return
+        if job.unwanted():
+            job.cancel()  # its waiter has its answer (or gets it now): the work is nobody's
+        if not job.start():
+            log.debug("tab %s: skipped a job nobody waits for", self.id)
+            job.finish(error=Abandoned("nobody waits for this job any more"))
+            return
+        while self._direct and self._closed is None and time.monotonic() < job.deadline:
+            self._pump()  # a command sent direct before the job came: the job waits for its answer
+            self._bell.wait(min(DIRECT_CHECK_S, max(job.deadline - time.monotonic(), 0.0)))
+        gate = self.gate
+        if gate is not None and not gate.acquire(timeout=max(job.deadline - time.monotonic(), 0.0)):
+            job.finish(error=CDPTimeout(f"tab {self.id} waited for a free slot past its deadline: "
+                                        "other tabs were busy (instanceDefaults.maxParallelTabs)"))
+            return
+        self._job_deadline, self._job = job.deadline, job
+        try:
+            value = job.fn()
+        except BaseException as exc:  # handed to the caller, who maps it to an answer
+            self._job_deadline, self._job = None, None
+            job.finish(error=exc)
+        else:
+            self._job_deadline, self._job = None, None
+            job.finish(value)
+        finally:
+            if gate is not None:
+                gate.release()
 
     # --- sessions: the tab's own and its out-of-process iframes' -----------------------------------
     def session_setup(self, frame: bool = False) -> list[tuple[str, dict[str, Any]]]:

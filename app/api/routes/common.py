@@ -35,6 +35,12 @@ def on_tab(tab: Tab, fn: Callable[[Tab], Any], timeout_s: float | None = None) -
     return tab.run(lambda: fn(tab), timeout_s or state().config.timeouts.action_sec)
 
 
+def tab_command(tab: Tab, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One CDP command on the tab (straight from this thread when the tab is idle: ``Tab.command``),
+    bounded by the action timeout."""
+    return tab.command(method, params, state().config.timeouts.action_sec)
+
+
 def before_reading(check: Callable[[], None]) -> Callable[[View], View]:
     """Run ``check`` before the view's ``@bp.arguments`` read the request (put it above them).
 

@@ -5,7 +5,7 @@ from typing import Any
 
 from ...web.errors import BadRequest, disabled
 from ...web.openapi import Blueprint, ErrorSchema, tab_route
-from .common import before_reading, on_tab, state, tab
+from .common import before_reading, state, tab, tab_command
 from .evaluate_contract import EvaluateResponse, EvaluateSchema
 
 bp = Blueprint("evaluate", __name__)
@@ -24,9 +24,9 @@ def _enabled() -> None:
 def evaluate(req: dict[str, Any], tab_id: str | None) -> dict[str, Any]:
     """Run JavaScript in the page (off unless security.allowEvaluate)."""
     target = tab(req.get("tabId"))
-    res = on_tab(target, lambda t: t.call("Runtime.evaluate", {
+    res = tab_command(target, "Runtime.evaluate", {
         "expression": req["expression"], "returnByValue": True, "awaitPromise": req["awaitPromise"],
-        "userGesture": True}))
+        "userGesture": True})
     if "exceptionDetails" in res:
         d = res["exceptionDetails"]
         msg = (d.get("exception") or {}).get("description") or d.get("text", "script error")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import threading
 
 import pytest
 from support.agent import compact, nav, ref_of, text
@@ -475,6 +476,39 @@ def test_evaluate_returns_json_values_when_allowed(app_factory, site):
     r = c.post("/evaluate", json={"expression": "throw new Error('boom')"})
     assert r.status_code == 400 and "boom" in r.json["error"]
     assert c.post("/evaluate", json={}).status_code == 400
+
+
+def test_evaluates_on_one_tab_never_interleave_with_each_other_or_with_jobs(app_factory, site):
+    app = app_factory(**{"security.allowEvaluate": True})
+    c = app.test_client()
+    tab = nav(c, site.url("form.html"))["tabId"]
+    # Each call notes when it started and ended, in the page; the first holds the tab 400 ms.
+    timed = ("(async () => {{ const s = performance.now(); await new Promise(r => setTimeout(r, {ms}));"
+             " return [s, performance.now()]; }})()")
+    spans: dict[str, list[float]] = {}
+
+    def run(name: str, ms: int) -> None:
+        r = app.test_client().post("/evaluate", json={"tabId": tab, "expression": timed.format(ms=ms),
+                                                      "awaitPromise": True})
+        spans[name] = r.json["result"]
+
+    first = threading.Thread(target=run, args=("first", 400))
+    first.start()
+    browser_tab = app.extensions["pinchtab"].browser.tab(tab)
+    wait_until(lambda: browser_tab.busy, 5)
+    second = threading.Thread(target=run, args=("second", 0))
+    second.start()
+    first.join(10)
+    second.join(10)
+    assert spans["second"][0] >= spans["first"][1], spans  # it waited for the first's answer
+    # A call that comes while a job holds the tab (a slow navigation) runs after it, on its page.
+    moving = threading.Thread(target=lambda: app.test_client().post(
+        f"/tabs/{tab}/navigate", json={"url": site.url("slow?ms=800")}), daemon=True)
+    loads = browser_tab.loads_started
+    moving.start()
+    wait_until(lambda: browser_tab.loads_started != loads, 5)
+    assert c.post("/evaluate", json={"tabId": tab, "expression": "document.title"}).json == {"result": "Slow"}
+    moving.join(10)
 
 
 def test_json_is_read_whatever_the_content_type_says(client, site):

@@ -175,6 +175,22 @@ def test_an_unplanned_alert_blocks_the_tab_until_answered(client, site):
     assert_error(client.post("/dialog", json={"action": "accept"}), 400, "no_dialog", f"no dialog open on tab {tab}")
 
 
+def test_an_evaluate_that_opens_a_dialog_is_told_so_and_the_dialog_waits_for_an_answer(app_factory, site):
+    client = app_factory(**{"security.allowEvaluate": True}).test_client()
+    tab = nav(client, site.url("dialog.html"))
+    started = time.monotonic()
+    r = client.post("/evaluate", json={"expression": "confirm('Go on?') ? 'yes' : 'no'"})
+    assert time.monotonic() - started < 2
+    assert_error(r, 409, "dialog_blocking", "confirm")
+    assert r.json["details"]["dialog_message"] == "Go on?"
+    started = time.monotonic()
+    assert_error(client.post("/evaluate", json={"expression": "1+1"}), 409, "dialog_blocking")  # at once
+    assert time.monotonic() - started < 1
+    assert client.post("/dialog", json={"action": "dismiss"}).json["handled"] is True
+    assert client.post("/evaluate", json={"expression": "1+1"}).json == {"result": 2}
+    assert client.get(f"/tabs/{tab}/state").json["dialogPresent"] is False
+
+
 def test_planned_and_posted_answers_reach_the_page(client, site):
     tab = nav(client, site.url("dialog.html"))
     r = client.post("/action", json={"kind": "click", "selector": "#confirm", "dialogAction": "dismiss"})
