@@ -61,6 +61,16 @@ def await_frames(ws: Any, timeout_s: float) -> None:
             ws.thread.join(CLOSE_GRACE_S)
 
 
+def settimeout_unless_closed(ws: Any, timeout_s: float) -> None:
+    """A timeout on ``ws``'s socket for our sends. A peer can close (a too-large first frame closes
+    it with 1009) before the loop that serves it starts, and simple-websocket's reader has closed the
+    socket then: the loop sees that close at once, and must still get to pass it on."""
+    try:
+        ws.sock.settimeout(timeout_s)
+    except OSError:  # EBADF: closed already
+        pass
+
+
 def first_message(ws: Any, timeout_s: float) -> dict[str, Any] | None:
     """The peer's first frame as a JSON object, if one comes within ``timeout_s`` (None: it did
     not, it was no JSON object, or the socket closed)."""
@@ -151,7 +161,7 @@ class ServedSocket:
         ws = self.ws
         if self.send_timeout_s:
             # simple-websocket's reader thread only reads when select says so: the timeout is ours alone.
-            ws.sock.settimeout(self.send_timeout_s)
+            settimeout_unless_closed(ws, self.send_timeout_s)
         try:
             self.opened()
             while ws.connected and self.closing is None:

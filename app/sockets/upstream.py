@@ -23,7 +23,7 @@ from simple_websocket import ConnectionClosed
 
 from ..web.errors import APIError
 from .limiter import Limiter
-from .served import CLOSE_GRACE_S, IDLE_WAKE_S, await_frames
+from .served import CLOSE_GRACE_S, IDLE_WAKE_S, await_frames, settimeout_unless_closed
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ class SocketRelay:
     def run(self) -> None:
         # A caller that stops reading must not hold the pump in a send forever: past this, the
         # send fails and the relay ends. (The reader thread only reads when select says so.)
-        self.client.sock.settimeout(SEND_TIMEOUT_S)
+        settimeout_unless_closed(self.client, SEND_TIMEOUT_S)
         pump = threading.Thread(target=self._upstream_loop, name=f"ws-relay:{next(_relay_ids)}", daemon=True)
         pump.start()
         try:
