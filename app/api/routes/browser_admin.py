@@ -17,7 +17,7 @@ from cdp.tab import Tab
 from ...web.openapi import Blueprint
 from ...web.schemas import StatusResponse
 from .browser_admin_contract import CacheStatusResponse
-from .common import caller, on_tab, state
+from .common import caller, state, tab_command
 
 bp = Blueprint("browser", __name__)
 
@@ -71,7 +71,7 @@ def _any_page() -> Iterator[Tab]:
 
 def _cache_call(method: str) -> dict[str, Any]:
     with _any_page() as page:
-        return on_tab(page, lambda t: t.call(method))
+        return tab_command(page, method, {})
 
 
 @bp.route("/cache/clear", methods=["POST"])
