@@ -23,14 +23,16 @@ import asyncio
 import http.client
 import json
 import os
+import platform
 import shutil
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import requests
 import websocket
@@ -450,7 +452,8 @@ def main() -> int:
         shutil.rmtree(work, ignore_errors=True)
 
     width = max(len(r[0]) for r in rows)
-    print(f"pinchtab bridge benchmarks ({os.path.basename(chromium)}, {os.cpu_count()} cores)")
+    print(f"pinchtab bridge benchmarks ({os.path.basename(chromium)}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()})")
     for name, a, b in rows:
         print(f"{name:<{width}}  {a:<22} {b}")
     return 0

@@ -3,7 +3,9 @@
 Each runs on the tab's worker. Pointer actions scroll the element into view, check that it is
 the top-most element at its centre and send real input events there; when something covers it
 they refuse (409 naming what is on top) rather than reach something else, unless the click asks
-for the DOM (``mode``). An element with no box (a styled-away control) gets ``el.click()``.
+for the DOM (``mode``); a click whose element the page moves away as it arrives is stopped before
+the page sees it and aimed again (``cdp.input.press_element``). An element with no box (a
+styled-away control) gets ``el.click()``.
 """
 from __future__ import annotations
 
