@@ -751,8 +751,9 @@ def test_activity_and_audit_routing_in_server_mode(site, cookie_page, tmp_path, 
         tab = ok("nav", site.url("form.html")).strip()
         assert json.loads(ok("snap", "--tab", tab, "--full"))["nodes"]
         assert ok("click", "--tab", tab, "#agree") == "OK\n"
-        events = json.loads(ok("activity", "--limit", "100"))["events"]
-        assert any(e.get("tabId") == tab and e.get("path") == f"/tabs/{tab}/action" for e in events), events
+        # (each call's line is written once its answer is sent, so the click's may trail the answer)
+        wait_until(lambda: any(e.get("tabId") == tab and e.get("path") == f"/tabs/{tab}/action"
+                               for e in json.loads(ok("activity", "--limit", "100"))["events"]), 10)
         mine = json.loads(ok("activity", "--limit", "100", "tab", tab))["events"]
         assert mine and all(e.get("tabId") == tab for e in mine)
         assert any(e.get("path") == "/snapshot" for e in mine), mine  # snap --tab calls /snapshot?tabId=
