@@ -4,7 +4,6 @@ from __future__ import annotations
 import re
 import threading
 
-import pytest
 from support.agent import compact, nav, ref_of, text
 from support.waits import wait_until
 
