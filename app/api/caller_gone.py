@@ -2,7 +2,7 @@
 
 Under gunicorn a request's thread blocks in ``Tab.run`` until the tab's worker answers; a client
 that drops its connection meanwhile is noticed by nobody, and its work would still run, ahead of
-the next caller's. Each request sets ``cdp.tab.caller_gone`` to a check of its own socket, which
+the next caller's. Each request sets ``cdp.tab_worker.caller_gone`` to a check of its own socket, which
 ``Tab.run`` asks while it waits: the job of a client that left is skipped (or stopped).
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from flask import Flask, g, request
 
-from cdp.tab import caller_gone
+from cdp.tab_worker import caller_gone
 
 from ..web.connections import connection_closed
 

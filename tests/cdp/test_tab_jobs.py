@@ -11,7 +11,7 @@ import pytest
 from support.waits import wait_until
 
 from cdp.errors import Abandoned, CDPTimeout
-from cdp.tab import caller_gone
+from cdp.tab_worker import caller_gone
 
 pytestmark = pytest.mark.timeout(60)
 
