@@ -14,6 +14,7 @@ from typing import Any
 from . import keys
 from .errors import ActionError, CDPError, ElementOccluded
 from .input import (
+    DOM_CLICK,
     Target,
     centre,
     element_point,
@@ -44,23 +45,20 @@ def click(tab: Tab, target: Target, *, count: int = 1, button: str = "left", mod
     if mode:
         if not target.has_element:
             raise ActionError(f"mode {mode!r} needs an element target: 'ref', 'selector' or 'nodeId'")
-        script = _DOM_CLICK if mode == "dom" else _DISPATCH_CLICK
+        script = DOM_CLICK if mode == "dom" else _DISPATCH_CLICK
         call_on(tab, find(tab, target), script, count, BUTTON_CODES.get(button, 0), modifiers)
         return {"clicked": True, "method": mode}
     if target.has_point and not target.has_element:
         x, y = viewport_point(tab, target)
         mouse_click(tab, x, y, button=button, count=count, modifiers=modifiers)
         return {"clicked": True, "x": x, "y": y}
-    boxless = press_element(tab, target, lambda box: mouse_click(
-        tab, *centre(box), button=button, count=count, modifiers=modifiers))
-    if boxless is not None:
-        call_on(tab, boxless, _DOM_CLICK, count, 0, 0)
+    if not press_element(tab, target, lambda box: mouse_click(
+            tab, *centre(box), button=button, count=count, modifiers=modifiers), count):
         return {"clicked": True, "method": "dom"}
     return {"clicked": True}
 
 
 BUTTON_CODES = {"left": 0, "middle": 1, "right": 2}  # MouseEvent.button
-_DOM_CLICK = "function(n){ for (let i = 0; i < n; i++) this.click(); }"
 # What a real click fires, in order, as untrusted events at the element's centre (frameworks that
 # listen for pointerdown or mousedown see them; the click's default action still runs).
 _DISPATCH_CLICK = """function(n, button, mods) {

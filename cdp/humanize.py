@@ -34,7 +34,6 @@ from .input import (
     send_keys,
     viewport_point,
 )
-from .page import call_on
 from .tab import Tab
 
 POINTER_KEY = "pointer"
@@ -183,10 +182,8 @@ def click(tab: Tab, target: Target, rng: RandomSource, *, count: int = 1, button
         # A zero-size box: raw coordinates are hit exactly.
         human_click(tab, Box(x, y, 0.0, 0.0), rng, count=count, button=button, modifiers=modifiers)
         return {"clicked": True, "x": x, "y": y, "human": True}
-    boxless = press_element(tab, target, lambda box: human_click(tab, box, rng, count=count, button=button,
-                                                                 modifiers=modifiers))
-    if boxless is not None:
-        call_on(tab, boxless, "function(n){ for (let i = 0; i < n; i++) this.click(); }", count)
+    if not press_element(tab, target, lambda box: human_click(tab, box, rng, count=count, button=button,
+                                                              modifiers=modifiers), count):
         return {"clicked": True, "method": "dom"}
     return {"clicked": True, "human": True}
 

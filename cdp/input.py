@@ -122,6 +122,7 @@ _PREPARE = """function(guardKey) {
   // click, before the page sees it, and the guard's end names what it reached, so the click is
   // aimed again. The guard lives in our world (the page cannot see it) and ends on its own.
   function guard(el, key) {
+    const GUARDED = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'auxclick', 'dblclick', 'contextmenu'];
     const win = el.ownerDocument.defaultView;
     // Inside a closed shadow root, the window sees an event as its host's.
     const hosts = new Set();
@@ -140,15 +141,15 @@ _PREPARE = """function(guardKey) {
       if (el[key] === end) delete el[key];
       return verdict || '';
     };
-    const timer = setTimeout(end, GUARD_MAX_MS);
+    const timer = setTimeout(end, 2000);  // a click that never came
     for (const type of GUARDED) win.addEventListener(type, onEvent, true);
     if (el[key]) el[key]();  // an earlier guard left by a click that failed midway
     el[key] = end;
   }
-}""".replace("GUARDED", "['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'auxclick', 'dblclick', "
-             "'contextmenu']").replace("GUARD_MAX_MS", "2000")
+}"""
 _END_GUARD = "function(key) { return this[key] ? this[key]() : ''; }"
 CLICK_GUARD = "__pinchtabClickGuard"  # an expando of our world's wrapper of the element
+DOM_CLICK = "function(n){ for (let i = 0; i < n; i++) this.click(); }"  # el.click(): the click event alone
 CLICK_ATTEMPTS = 3
 Box4 = tuple[float, float, float, float]
 
@@ -172,11 +173,11 @@ def box_of(tab: Tab, el: Element, *, strict: bool = False, guard: bool = False) 
     return None
 
 
-def press_element(tab: Tab, target: Target, press: Callable[[Box4], Any]) -> Element | None:
+def press_element(tab: Tab, target: Target, press: Callable[[Box4], Any], count: int = 1) -> bool:
     """Click the target element with ``press`` (input events somewhere in the box it is given), such
-    that the click reaches the element or nothing: None once it has; the element when it has no box
-    (the caller clicks it through the DOM); ElementOccluded when it is covered, or still moved away
-    under the pointer after CLICK_ATTEMPTS tries.
+    that the click reaches the element or nothing: True once it has; False when the element has no
+    box, and was clicked through the DOM instead (``count`` times); ElementOccluded when it is
+    covered, or still moved away under the pointer after CLICK_ATTEMPTS tries.
 
     Between measuring the element and the press's arrival the page may move it; a guard in the page
     (``_PREPARE``) then stops the click before the page sees it, and it is aimed again.
@@ -187,11 +188,12 @@ def press_element(tab: Tab, target: Target, press: Callable[[Box4], Any]) -> Ele
         box = box_of(tab, el, strict=True, guard=True)
         if box is None:
             _end_guard(tab, el)
-            return el
+            call_on(tab, el, DOM_CLICK, count)
+            return False
         press(box)
         reached = _end_guard(tab, el)
         if not reached:
-            return None
+            return True
     raise ElementOccluded(reached, moved=True)
 
 
