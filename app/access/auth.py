@@ -193,6 +193,8 @@ def register(app: Flask, token: str) -> None:
 
     @app.before_request
     def check_token() -> None:
+        if not token and "HTTP_AUTHORIZATION" not in request.environ:
+            return  # no token to ask for and no agent session to check: nothing below refuses it
         # A public route (app.web.public) where this app serves it (the URL matched a rule).
         if request.url_rule is not None and is_public_route(request.method, request.path):
             return

@@ -14,6 +14,11 @@ import re
 # A head ends at an empty line (bare LF line ends reach the parser too, which rules on them).
 _HEAD_END = re.compile(rb"\r?\n\r?\n")
 _DIGITS = re.compile(rb"[0-9]+")
+# The fields that say how a body comes, each on a line of its own (never the request line), named
+# with any case and stray whitespace around the name. Found by the regex engine, not a loop over
+# every line of the head: this runs on every request.
+_BODY_FIELDS = re.compile(rb"\n[ \t\r\x0b\x0c]*(transfer-encoding|expect|content-length)[ \t\r\x0b\x0c]*:([^\n]*)",
+                          re.IGNORECASE)
 
 
 class Progress(enum.Enum):
@@ -49,16 +54,11 @@ def _body_length(head: bytes) -> int | None:
     parser should refuse it): chunked, expected, or an unclear length."""
     length = 0
     seen = False
-    for line in head.split(b"\n")[1:]:
-        name, colon, value = line.partition(b":")
-        if not colon:
-            continue
-        name = name.strip().lower()
-        if name in (b"transfer-encoding", b"expect"):
+    for found in _BODY_FIELDS.finditer(head):
+        if found.group(1).lower() != b"content-length":
             return None
-        if name == b"content-length":
-            value = value.strip()
-            if seen or not _DIGITS.fullmatch(value):
-                return None  # two lengths, or not a number: the parser's 400
-            seen, length = True, int(value)
+        value = found.group(2).strip()
+        if seen or not _DIGITS.fullmatch(value):
+            return None  # two lengths, or not a number: the parser's 400
+        seen, length = True, int(value)
     return length

@@ -27,6 +27,11 @@ step as soon as it has read the answer never leaves its thread; a client that do
 within the moment goes back to the poller as in gthread. Threads only linger while at least half
 the pool is free, so idle clients never starve busy ones.
 
+**Settings.** gunicorn's ``Config`` answers each attribute through ``__getattr__`` and the setting's
+``get()``, and its parser and response read some twenty of them per request: a third of the
+parser's time. A worker's settings do not change once it runs (a reload starts new workers), so
+here each is read from the config once and kept (:class:`_Settled`).
+
 gunicorn's ``handle(conn)`` answers True when the connection may serve another request; other
 answers (False, a deferral, or the tuple older releases returned) end the loop, and the
 connection goes back to gunicorn unchanged. TLS connections (gunicorn's ``certfile``) are left to
@@ -98,9 +103,29 @@ class _TimedUnreader(SocketUnreader):
             self.sock.settimeout(None)
 
 
+class _Settled:
+    """A gunicorn ``Config`` whose attributes are looked up once each (see the module's note)."""
+
+    def __init__(self, cfg: Any) -> None:
+        self.__dict__["_cfg"] = cfg
+
+    def __getattr__(self, name: str) -> Any:  # only for names not kept yet
+        value = getattr(self._cfg, name)
+        self.__dict__[name] = value
+        return value
+
+    def set(self, name: str, value: Any) -> None:
+        """A change after all (nothing in a running worker makes one): forget what was kept."""
+        cfg = self._cfg
+        cfg.set(name, value)
+        self.__dict__.clear()
+        self.__dict__["_cfg"] = cfg
+
+
 class Worker(JSONErrors, ThreadWorker):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.cfg: Any = _Settled(self.cfg)
         self._busy = 0
         self._busy_lock = threading.Lock()
         self._gathering: dict[Any, _Gathering] = {}  # on the main thread only, as the poller

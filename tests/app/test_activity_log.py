@@ -61,6 +61,22 @@ def test_a_real_server_logs_each_call_right_after_answering(bridge_process, site
     assert {e["tabId"] for e in lines(tmp_path)} == {tab}
 
 
+def test_a_real_server_reads_bodies_of_declared_length_and_chunked_ones_alike(bridge_process, site, tmp_path):
+    # A declared length is read straight off the server's stream (app.web.parser.body); a chunked
+    # body (no length) goes the general way. Both are read whole, and the log sees what they held.
+    bp = bridge_process()
+    bp.wait_healthy()
+    plain, chunked = site.url("form.html") + "?how=plain", site.url("form.html") + "?how=chunked"
+    with requests.Session() as http:
+        r = http.post(bp.base + "/navigate", json={"url": plain}, timeout=30)
+        assert r.status_code == 200 and r.json()["url"] == plain
+        pieces = iter([b'{"url": ', json.dumps(chunked).encode(), b', "newTab": true}'])
+        r = http.post(bp.base + "/navigate", data=pieces, headers={"Content-Type": "application/json"}, timeout=30)
+        assert r.request.headers.get("Transfer-Encoding") == "chunked"
+        assert r.status_code == 200 and r.json()["url"] == chunked
+    wait_until(lambda: [e["url"] for e in lines(tmp_path)] == [plain, chunked], 5)
+
+
 def test_reads_the_server_marks_quiet_are_not_logged_and_changes_always_are(client, site, tmp_path):
     # The server marks its own surveys and the dashboard's polling (X-PinchTab-Quiet): a dashboard
     # left open must not fill the log. A change is logged whatever it carries.

@@ -9,7 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from gunicorn.config import Config
 from support.servers import worker_gunicorn
+
+from app.serving.worker import _Settled
 
 APP = textwrap.dedent('''
     import threading
@@ -94,3 +97,13 @@ def test_idle_kept_alive_connections_do_not_hold_the_threads(server):
         assert c.answer().isdigit()
         c.close()
     late.close()
+
+
+def test_the_workers_settings_are_read_once_each_and_a_change_through_them_is_seen():
+    cfg = Config()
+    settled = _Settled(cfg)
+    assert settled.keepalive == 2 and settled.forwarded_allow_networks() == cfg.forwarded_allow_networks()
+    cfg.set("keepalive", 7)  # behind its back: what was read stays (a running worker's settings do not change)
+    assert settled.keepalive == 2
+    settled.set("keepalive", 9)
+    assert settled.keepalive == 9 and cfg.keepalive == 9

@@ -281,7 +281,7 @@ def sweep_staging(uploads: Path, owner: str, live_tabs: Any, now: float | None =
 @bp.after_app_request
 def _sweep_after_close(resp: Response) -> Response:
     """A tab closed through the API takes its staging dirs with it."""
-    if request.method == "POST" and resp.status_code == 200 and request.endpoint == "tabs.close":
+    if resp.status_code == 200 and request.endpoint == "tabs.close" and request.method == "POST":
         st = state()
         uploads = st.config.server.state_dir / UPLOADS
         if st.browser is not None and _OWNER_KEY in current_app.extensions and uploads.is_dir():
