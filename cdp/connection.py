@@ -24,6 +24,7 @@ from .websocket_transport import WebSocketTransport
 log = logging.getLogger(__name__)
 
 DEFAULT_CALL_TIMEOUT_S = 30.0
+_compact = json.JSONEncoder(separators=(",", ":")).encode  # one encoder: json.dumps with options builds one per call
 MAX_UNCLAIMED = 1000
 
 
@@ -76,7 +77,7 @@ class Connection:
         msg: dict[str, Any] = {"id": call_id, "method": method, "params": params or {}}
         if session_id:
             msg["sessionId"] = session_id
-        data = json.dumps(msg, separators=(",", ":"))
+        data = _compact(msg)
         try:
             self._transport.send(data)
         except (TransportClosed, OSError) as exc:  # the connection died under us

@@ -1,9 +1,10 @@
-"""CDP over a websocket to the browser: websocket-client connects and sends, ``FrameReader`` reads.
+"""CDP over a websocket to the browser: websocket-client connects and closes, ``cdp/frames.py``
+reads and frames the messages.
 
-websocket-client does the opening handshake and frames our sends, with ``skip_utf8_validation``
-(its pure-Python UTF-8 check triples the time of big messages). Its receive path is slow for the
-one thread every message passes through, so the reader cuts frames out of the socket itself
-(``cdp/frames.py``).
+websocket-client does the opening handshake (with ``skip_utf8_validation``: its pure-Python UTF-8
+check triples the time of big messages) and the closing one. Its receive and send paths cost more
+than the messages they carry, on the one thread every message passes through and on every
+command, so frames are cut out of the socket and written to it here (``cdp/frames.py``).
 """
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ import threading
 
 import websocket
 
-from .frames import FrameReader
-from .transport import TransportClosed
+from .frames import OP_PONG, FrameReader, client_frame
 
 
 class WebSocketTransport:
@@ -22,8 +22,9 @@ class WebSocketTransport:
         self._ws = ws
         self._ws.settimeout(None)  # the reader blocks; close() unblocks it
         assert self._ws.sock is not None  # connected
+        self._sock = self._ws.sock
         self._send_lock = threading.Lock()
-        self._frames = FrameReader(self._ws.sock, self._pong)
+        self._frames = FrameReader(self._sock, self._pong)
 
     @classmethod
     def connect(cls, url: str, *, timeout_s: float = 10.0) -> WebSocketTransport:
@@ -41,12 +42,10 @@ class WebSocketTransport:
         return cls(ws)
 
     def send(self, text: str) -> None:
-        """Send one text frame. Raises TransportClosed or OSError if the socket is gone."""
-        try:
-            with self._send_lock:
-                self._ws.send(text)
-        except websocket.WebSocketException as exc:  # e.g. "socket is already closed"
-            raise TransportClosed(str(exc)) from exc
+        """Send one text frame. Raises OSError if the socket is gone."""
+        frame = client_frame(text.encode())
+        with self._send_lock:
+            self._sock.sendall(frame)
 
     def receive(self) -> bytes | bytearray:
         """The next whole message; raises TransportClosed at the end, OSError if the socket fails."""
@@ -62,6 +61,6 @@ class WebSocketTransport:
         """Answer a ping (called on the reader thread, by the frame reader)."""
         try:
             with self._send_lock:
-                self._ws.pong(bytes(payload))
-        except (websocket.WebSocketException, OSError):  # the socket is going; the reader will notice
+                self._sock.sendall(client_frame(payload, OP_PONG))
+        except OSError:  # the socket is going; the reader will notice
             pass

@@ -241,7 +241,7 @@ def authenticate(app: Flask, req: Request) -> str | None:
         if session is None:
             raise Unauthorized("bad, expired or revoked session token", code="bad_session")
         g.auth, g.session_agent, g.agent_session = "session", session.agent_id, session
-        req.environ[SESSION_AGENT] = session.agent_id  # for the activity log, which sees the WSGI environ only
+        req.environ[SESSION_AGENT] = session.agent_id  # for the activity log (it sees the environ only) and the caller
         return g.auth
     logins: LoginResolver | None = app.extensions.get(LOGINS)
     cookie = req.cookies.get(COOKIE, "")

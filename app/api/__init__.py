@@ -14,6 +14,7 @@ from ..config import Config, load_config
 from ..debug import init_debug
 from ..policy import netguard
 from ..web import activity, errors
+from ..web.activity import SESSION_AGENT
 from ..web.flask_app import App
 from ..web.openapi import init_api
 from . import caller_gone, engines, idpi_hooks, tab_policy
@@ -95,8 +96,10 @@ def create_app(config: Config | None = None, *, start_browser: bool = True,
 
     @app.before_request
     def identify() -> None:
-        # An agent session (``Authorization: Session``) is its own agent, whatever X-Agent-Id says.
-        g.caller = Caller(agent=g.get("session_agent") or request.headers.get("X-Agent-Id") or None)
+        # An agent session (``Authorization: Session``) is its own agent, whatever X-Agent-Id says
+        # (auth notes the session's agent in the environ; one look there finds either).
+        environ = request.environ
+        g.caller = Caller(agent=environ.get(SESSION_AGENT) or environ.get("HTTP_X_AGENT_ID") or None)
 
     @app.after_request
     def annotate(resp: Response) -> Response:

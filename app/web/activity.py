@@ -29,8 +29,8 @@ QUIET_HEADER = "X-PinchTab-Quiet"
 DASHBOARD_AGENT = "dashboard"  # the dashboard's X-Agent-Id: a person at the dashboard, not an agent
 _QUIET_ENVIRON = "HTTP_" + QUIET_HEADER.upper().replace("-", "_")
 _READS = ("GET", "HEAD")
-# The WSGI environ key naming a session caller's agent: auth sets it, this log reads it (it sees the
-# environ only).
+# The WSGI environ key naming a session caller's agent: auth sets it; this log (it sees the environ
+# only) and the bridge's idea of who calls read it.
 SESSION_AGENT = "pinchtab.session_agent"
 
 

@@ -74,12 +74,19 @@ def reader(schema: type[Schema] | Schema, location: str, unknown: str | None = N
     takes_tab = "tabId" in inst.fields
 
     def load() -> Any:
-        data = read(request)
+        req = current_request()
+        data = read(req)
         if takes_tab:
-            data = with_path_tab(data, (request.view_args or {}).get("tab_id"))
+            data = with_path_tab(data, (req.view_args or {}).get("tab_id"))
         return inst.load(data, **options)
 
     return load
+
+
+def current_request() -> Request:
+    """The request itself, not Flask's proxy to it: each use of ``flask.request`` looks the request
+    up anew, and a reader that asks it a handful of things pays that each time."""
+    return request._get_current_object()  # type: ignore[attr-defined,no-any-return]
 
 
 def with_path_tab(data: dict[str, Any], path_tab_id: str | None) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from cdp.frames import CHUNK, FrameReader
+from cdp.frames import CHUNK, OP_PONG, FrameReader, client_frame
 from cdp.transport import TransportClosed
 
 
@@ -86,3 +86,25 @@ def test_a_close_frame_or_a_closed_socket_ends_the_stream(pair):
     with pytest.raises(TransportClosed):
         FrameReader(a, lambda p: None).message()
     a.close()
+
+
+def unmask(frame_bytes: bytes) -> tuple[int, bytes, bytes]:
+    """A client frame's opcode, masking key and payload (unmasked), read as a server reads it."""
+    assert frame_bytes[0] & 0x80 and frame_bytes[1] & 0x80  # final, and masked as a client's must be
+    n, at = frame_bytes[1] & 0x7F, 2
+    if n == 126:
+        n, at = struct.unpack("!H", frame_bytes[2:4])[0], 4
+    elif n == 127:
+        n, at = struct.unpack("!Q", frame_bytes[2:10])[0], 10
+    key, body = frame_bytes[at:at + 4], frame_bytes[at + 4:]
+    assert len(body) == n
+    return frame_bytes[0] & 0x0F, key, bytes(b ^ key[i % 4] for i, b in enumerate(body))
+
+
+@pytest.mark.parametrize("size", [0, 1, 5, 125, 126, 65535, 65536])
+def test_client_frames_carry_every_length_masked_with_a_fresh_key(size):
+    payload = bytes((i * 7) % 256 for i in range(size))
+    first, second = client_frame(payload), client_frame(payload, OP_PONG)
+    assert unmask(first)[0] == 0x1 and unmask(first)[2] == payload
+    assert unmask(second)[0] == OP_PONG and unmask(second)[2] == payload
+    assert unmask(first)[1] != unmask(second)[1]  # a fresh key each (the same 4 random bytes: 1 in 4 billion)
