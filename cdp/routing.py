@@ -8,14 +8,14 @@ the attach command, so the session must be known by then).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Kind = Literal["reply", "event", "attached", "detached", "crashed"]
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(NamedTuple):
+    """What a message is and whose (a tuple: made for every message the browser sends, so cheaply)."""
+
     kind: Kind
     session_id: str | None  # the session the message arrived on (None: browser level)
     call_id: int | None = None  # for replies
