@@ -4,7 +4,11 @@
 
 * A trivial REST call (POST /evaluate "1+1") against the same raw CDP call (Runtime.evaluate on
   its own websocket to the same tab of the same browser), with the parameters the route sends
-  (``userGesture`` costs Chrome about 0.04 ms; the plain call is shown beside it).
+  (``userGesture`` costs Chrome about 0.04 ms; the plain call is shown beside it). The clients are
+  http.client and websocket-client; the same pair of calls is also made with minimal clients on
+  both sides (HTTP/1.1 written and read on a socket, CDP framed by ``cdp/frames.py``), since
+  http.client spends more on an answer than websocket-client does: that row is the bridge's own
+  share, the client libraries aside.
 * An interactive compact snapshot of a generated page with 5,000 controls: time, nodes,
   characters and tokens (cl100k, offline), beside one raw Accessibility.getFullAXTree call and
   Playwright MCP's browser_snapshot of the same page (when npm is present).
@@ -25,6 +29,7 @@ import json
 import os
 import platform
 import shutil
+import socket
 import statistics
 import sys
 import tempfile
@@ -44,25 +49,34 @@ from bench import npm, pages, peers  # noqa: E402
 from bench.common import group_cpu_s, med_ms, pct_ms, timed  # noqa: E402
 from bench.processes import ServerExited, ServerSubprocess, free_port  # noqa: E402
 from cdp.browser import world_scripts  # noqa: E402
+from cdp.frames import FrameReader, client_frame  # noqa: E402
 from cdp.launcher import ChromeProcess, find_browser  # noqa: E402
 
 
 class RawCDP:
-    """The baseline: a bare websocket-client session on a tab, no threads, no routing."""
+    """The baseline: a bare session on a tab, no threads, no routing. Its messages go through
+    websocket-client, or with ``lean`` through ``cdp/frames.py``: no client library at all."""
 
-    def __init__(self, ws_url: str, target_id: str) -> None:
+    def __init__(self, ws_url: str, target_id: str, *, lean: bool = False) -> None:
         self.ws = websocket.create_connection(ws_url, skip_utf8_validation=True, suppress_origin=True, timeout=120)
+        assert self.ws.sock is not None  # connected
+        self.sock = self.ws.sock
+        self.frames = FrameReader(self.sock, lambda _payload: None) if lean else None
         self.n = 0
+        self.session: str | None = None
         self.session = self.call("Target.attachToTarget", {"targetId": target_id, "flatten": True})["sessionId"]
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         self.n += 1
         msg: dict[str, Any] = {"id": self.n, "method": method, "params": params or {}}
-        if getattr(self, "session", None):
+        if self.session:
             msg["sessionId"] = self.session
-        self.ws.send(json.dumps(msg))
+        if self.frames is None:
+            self.ws.send(json.dumps(msg))
+        else:
+            self.sock.sendall(client_frame(json.dumps(msg).encode()))
         while True:
-            reply = json.loads(self.ws.recv())
+            reply = json.loads(self.ws.recv() if self.frames is None else self.frames.message())
             if reply.get("id") == self.n:
                 if "error" in reply:
                     raise RuntimeError(reply["error"])
@@ -70,6 +84,42 @@ class RawCDP:
 
     def close(self) -> None:
         self.ws.close()
+
+
+class LeanHTTP:
+    """A kept-alive HTTP/1.1 connection with no client library: the request written in one send, the
+    answer read up to its Content-Length."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = b""
+
+    def post(self, path: str, body: bytes) -> Any:
+        self.sock.sendall(b"POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+                          b"Content-Length: %d\r\n\r\n%s" % (path.encode(), self.port, len(body), body))
+        while b"\r\n\r\n" not in self.buf:
+            self.buf += self._recv()
+        head, _, rest = self.buf.partition(b"\r\n\r\n")
+        at = head.lower().index(b"\r\ncontent-length:") + 17
+        end = head.find(b"\r\n", at)
+        length = int(head[at:end if end >= 0 else None])
+        while len(rest) < length:
+            rest += self._recv()
+        self.buf = rest[length:]
+        if not head.startswith(b"HTTP/1.1 200"):
+            raise RuntimeError(f"{path}: {head[:100]!r}")
+        return json.loads(rest[:length])
+
+    def _recv(self) -> bytes:
+        data = self.sock.recv(65536)
+        if not data:
+            raise RuntimeError("the bridge closed the connection")
+        return data
+
+    def close(self) -> None:
+        self.sock.close()
 
 
 class Bridge(ServerSubprocess):
@@ -140,6 +190,18 @@ def trivial_call(base: str, chrome: ChromeProcess, bridge: Bridge, args: argpars
     cpu_after = group_cpu_s(bridge.proc.pid)
     conn.close()
     raw.close()
+    # The same pair with minimal clients on both sides (see the module's note), interleaved likewise.
+    lean_rest, lean_raw = LeanHTTP(bridge.port), RawCDP(chrome.ws_url, tab, lean=True)
+    body = json.dumps({"expression": "1+1"}).encode()
+    for _ in range(100):
+        lean_rest.post(path, body)
+        lean_raw.call("Runtime.evaluate", same)
+    lean_rest_t, lean_raw_t = [], []
+    for _ in range(args.runs):
+        lean_rest_t.append(timed(lambda: lean_rest.post(path, body))[0])
+        lean_raw_t.append(timed(lambda: lean_raw.call("Runtime.evaluate", same))[0])
+    lean_rest.close()
+    lean_raw.close()
     # Latency on a shared VM moves by tenths of a millisecond from one run to the next; the CPU
     # the bridge spends per call (the raw calls cost it nothing) is the steadier measure of ours.
     cpu = "" if cpu_before is None or cpu_after is None else \
@@ -149,6 +211,8 @@ def trivial_call(base: str, chrome: ChromeProcess, bridge: Bridge, args: argpars
         ("  the same without userGesture", f"median {med_ms(plain_t):.2f} ms", f"p90 {pct_ms(plain_t, .9):.2f} ms"),
         ("trivial call, REST POST /evaluate", f"median {med_ms(rest_t):.2f} ms", f"p90 {pct_ms(rest_t, .9):.2f} ms"),
         ("  REST overhead (median difference)", f"{med_ms(rest_t) - med_ms(raw_t):+.2f} ms", cpu),
+        ("  the same, minimal clients on both sides", f"{med_ms(lean_rest_t) - med_ms(lean_raw_t):+.2f} ms",
+         f"REST {med_ms(lean_rest_t):.2f} ms, raw {med_ms(lean_raw_t):.2f} ms"),
     ]
 
 
