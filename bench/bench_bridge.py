@@ -54,17 +54,19 @@ from cdp.launcher import ChromeProcess, find_browser  # noqa: E402
 
 
 class RawCDP:
-    """The baseline: a bare session on a tab, no threads, no routing. Its messages go through
-    websocket-client, or with ``lean`` through ``cdp/frames.py``: no client library at all."""
+    """The baseline: a bare session on a tab (the browser itself without ``target_id``), no threads,
+    no routing. Its messages go through websocket-client, or with ``lean`` through
+    ``cdp/frames.py``: no client library at all."""
 
-    def __init__(self, ws_url: str, target_id: str, *, lean: bool = False) -> None:
+    def __init__(self, ws_url: str, target_id: str | None = None, *, lean: bool = False) -> None:
         self.ws = websocket.create_connection(ws_url, skip_utf8_validation=True, suppress_origin=True, timeout=120)
         assert self.ws.sock is not None  # connected
         self.sock = self.ws.sock
         self.frames = FrameReader(self.sock, lambda _payload: None) if lean else None
         self.n = 0
         self.session: str | None = None
-        self.session = self.call("Target.attachToTarget", {"targetId": target_id, "flatten": True})["sessionId"]
+        if target_id is not None:
+            self.session = self.call("Target.attachToTarget", {"targetId": target_id, "flatten": True})["sessionId"]
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         self.n += 1

@@ -156,17 +156,6 @@ def cli(base: str, bridge: Bridge) -> list[Row]:
             ("  the same GET /title over HTTP", f"median {med_ms(http):.1f} ms", "")]
 
 
-class RawBrowser(RawCDP):
-    """A bare browser-level websocket (no session)."""
-
-    def __init__(self, ws_url: str) -> None:  # not RawCDP's, which attaches to a tab
-        import websocket
-
-        self.ws = websocket.create_connection(ws_url, skip_utf8_validation=True, suppress_origin=True, timeout=120)
-        self.n = 0
-        self.session = ""
-
-
 def tabs(base: str, chrome: ChromeProcess, bridge: Bridge, runs: int) -> list[Row]:
     # Two moments of a new tab: its answer (the tab is ours, its setup sent), and its first call
     # answered (the page's renderer up and set up): raw, the same two after createTarget + attach.
@@ -184,7 +173,7 @@ def tabs(base: str, chrome: ChromeProcess, bridge: Bridge, runs: int) -> list[Ro
         t, tab = timed(open_and_use)
         ready.append(t)
         bridge.call("POST", "/close", json={"tabId": tab})
-    raw = RawBrowser(chrome.ws_url)
+    raw = RawCDP(chrome.ws_url)  # the browser itself: no tab attached
     for _ in range(runs):
         def open_raw(use: bool = False) -> str:
             target = raw.call("Target.createTarget", {"url": "about:blank", "newWindow": True})["targetId"]
