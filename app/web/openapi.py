@@ -98,7 +98,7 @@ class Blueprint(flask_smorest.Blueprint):
                     return result
                 resp = current_app.json.response(dump(result) if dump is not None else result)
                 set_status_and_headers_in_response(resp, status, headers)
-                if status is None:
+                if status is None and resp.status_code != status_code:
                     resp.status_code = status_code
                 return resp
 

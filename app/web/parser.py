@@ -23,6 +23,7 @@ from . import untrusted_json
 from .errors import BadRequest
 
 VALIDATION_STATUS = 400  # what the document lists for a request its schema refuses
+JSON_BODY = "pinchtab.json_body"  # the environ key of the JSON object a request's body held, once read
 
 
 def read_json(req: Request) -> dict[str, Any]:
@@ -36,6 +37,7 @@ def read_json(req: Request) -> dict[str, Any]:
         raise BadRequest("invalid JSON body", code="bad_json") from None
     if not isinstance(data, dict):
         raise BadRequest("JSON body must be an object", code="bad_json")
+    req.environ[JSON_BODY] = data  # for the activity log, which would otherwise parse it again
     return data
 
 
