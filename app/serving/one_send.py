@@ -9,10 +9,12 @@ gunicorn sends with ``sendfile`` get their head first, as before.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from gunicorn.http.wsgi import Response
+
+from ..web.closing import Closing
 
 HOLD_MAX = 64 * 1024  # bigger bodies take several segments anyway: holding their head gains nothing
 
@@ -49,28 +51,6 @@ class _HeadWithBody:
         return getattr(self.sock, name)
 
 
-class _Flushing:
-    """The app's answer, whose ``close`` (gunicorn calls it after the response's own) first sends a
-    head still held: an answer that had no body to write (HEAD, a 204)."""
-
-    __slots__ = ("body", "held")
-
-    def __init__(self, body: Iterable[bytes], held: _HeadWithBody) -> None:
-        self.body = body
-        self.held = held
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self.body)
-
-    def close(self) -> None:
-        try:
-            self.held.flush()
-        finally:
-            close = getattr(self.body, "close", None)
-            if close is not None:
-                close()
-
-
 class OneSend:
     """``app`` as gunicorn calls it, its small answers' heads sent with their bodies. The app's
     own attributes (a Flask app's ``extensions``) read through, for gunicorn's hooks."""
@@ -91,4 +71,6 @@ class OneSend:
             return body
         held = _HeadWithBody(resp.sock)
         resp.sock = held
-        return _Flushing(body, held)
+        # Its close (gunicorn calls it after the response's own) first sends a head still held: an
+        # answer that had no body to write (HEAD, a 204).
+        return Closing(body, held.flush, first=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl
 from flask import Flask
 
 from ..config import Config
+from .closing import Closing
 from .parser import JSON_BODY
 
 UNLOGGED = ("/health", "/openapi.json", "/help")
@@ -62,28 +63,6 @@ def quiet(environ: dict[str, Any]) -> bool:
     return environ.get("REQUEST_METHOD") in _READS and bool(environ.get(_QUIET_ENVIRON))
 
 
-class _ThenRecord:
-    """The app's answer, whose ``close`` (the server's, once the answer is sent) also writes the line.
-    (werkzeug's ClosingIterator does as much, with more machinery per request.)"""
-
-    __slots__ = ("body", "then")
-
-    def __init__(self, body: Iterable[bytes], then: Callable[[], None]) -> None:
-        self.body = body
-        self.then = then
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self.body)
-
-    def close(self) -> None:
-        try:
-            close = getattr(self.body, "close", None)
-            if close is not None:
-                close()
-        finally:
-            self.then()
-
-
 class _Recorder:
     def __init__(self, app: Callable[..., Iterable[bytes]], store: Any, *, max_body: int, profile: str,
                  instance: str) -> None:
@@ -108,7 +87,7 @@ class _Recorder:
         body = self.app(environ, note)
         took_ms = (time.perf_counter() - started) * 1000
         # Closed by the server once the answer is sent: the line is written then.
-        return _ThenRecord(body, lambda: self.record(environ, answer, took_ms))
+        return Closing(body, lambda: self.record(environ, answer, took_ms))
 
     def record(self, environ: dict[str, Any], answer: list[Any], took_ms: float) -> None:
         status, headers, req = answer if answer else ("500", [], None)
