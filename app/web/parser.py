@@ -47,8 +47,8 @@ def body(req: Request) -> bytes:
 
     A body of declared length within ``MAX_CONTENT_LENGTH`` is read straight from the server's
     stream: werkzeug's wrapping of it (a limited stream read to its end) cost more than the rest
-    of reading a small request. Anything else (no length: chunked or none; too long; the stream read already)
-    goes through ``get_data``, which also answers the 413.
+    of reading a small request. Anything else (no length, as a chunked body has; too long; the
+    stream read already) goes through ``get_data``, which also answers the 413.
     """
     length = req.environ.get("CONTENT_LENGTH") or ""
     limit = req.max_content_length
