@@ -174,18 +174,18 @@ class TabWorker:
         deadline = time.monotonic() + timeout_s
         gone = caller_gone.get()
         while not answered.acquire(timeout=DIRECT_CHECK_S):
+            stop: Exception | None = None
             if self.dialog is not None and method not in DIALOG_SAFE:
-                self.conn.forget(fut)
-                raise DialogBlocking(self.dialog.type, self.dialog.message)
-            if self._closed is not None:
-                self.conn.forget(fut)
-                raise self._closed
-            if gone is not None and gone():
-                self.conn.forget(fut)
-                raise Abandoned(f"the caller went away; tab {self.id} dropped its request")
-            if time.monotonic() >= deadline:
-                self.conn.forget(fut)
-                raise CDPTimeout(f"{method} did not answer within {timeout_s:.0f} s")
+                stop = DialogBlocking(self.dialog.type, self.dialog.message)
+            elif self._closed is not None:
+                stop = self._closed
+            elif gone is not None and gone():
+                stop = Abandoned(f"the caller went away; tab {self.id} dropped its request")
+            elif time.monotonic() >= deadline:
+                stop = CDPTimeout(f"{method} did not answer within {timeout_s:.0f} s")
+            if stop is not None:
+                self.conn.forget(fut)  # a late answer is dropped
+                raise stop
         return fut.result()
 
     def _wait(self, job: Job, timeout_s: float, gone: Callable[[], bool] | None) -> Any:

@@ -42,7 +42,7 @@ def read_json(req: Request) -> dict[str, Any]:
 
 
 def body(req: Request) -> bytes:
-    """The request's body, kept on the request for later readers (the activity log) as
+    """The request's body, kept on the request for any later reader of it, as
     ``get_data(cache=True)`` keeps it.
 
     A body of declared length within ``MAX_CONTENT_LENGTH`` is read straight from the server's
